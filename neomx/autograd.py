@@ -1,0 +1,295 @@
+"""Automatic differentiation with MXNet's interface, on torch autograd.
+
+While recording, operations whose inputs depend on a marked variable run with torch's grad mode
+on (on the engine's worker), so torch builds the graph. ``backward`` is itself an engine
+operation: it reads the heads and writes the gradient buffers of the variables they depend on,
+so it is ordered with everything else and a loss on ``cpu(0)`` and one on ``cpu(1)``
+back-propagate at the same time.
+
+>>> import neomx as mx
+>>> x = mx.nd.array([1.0, 2.0, 3.0])
+>>> x.attach_grad()
+>>> with mx.autograd.record():
+...     y = (x * x).sum()
+>>> y.backward()
+>>> x.grad.asnumpy().tolist()
+[2.0, 4.0, 6.0]
+"""
+import contextlib
+
+import torch
+
+from . import engine as _engine
+from .base import MXNetError, mode
+from .ndarray.ndarray import NDArray, Storage, _make, user_line
+
+__all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
+           'set_recording', 'set_training', 'mark_variables', 'backward', 'grad', 'get_symbol',
+           'Function']
+
+
+def set_recording(is_recording):
+    """Sets the recording state; returns the previous one."""
+    prev = mode.recording
+    mode.recording = bool(is_recording)
+    return prev
+
+
+def set_training(train_mode):
+    """Sets the train/predict state; returns the previous one."""
+    prev = mode.training
+    mode.training = bool(train_mode)
+    return prev
+
+
+def is_recording():
+    return mode.recording
+
+
+def is_training():
+    return mode.training
+
+
+@contextlib.contextmanager
+def _scope(recording, training):
+    prev_rec, prev_train = mode.recording, mode.training
+    if recording is not None:
+        mode.recording = recording
+    if training is not None:
+        mode.training = training
+    try:
+        yield
+    finally:
+        mode.recording, mode.training = prev_rec, prev_train
+
+
+def record(train_mode=True):
+    """Records operations for differentiation inside a ``with`` block (in train mode unless
+    ``train_mode=False``)."""
+    return _scope(True, train_mode)
+
+
+def pause(train_mode=False):
+    """Stops recording inside a ``with`` block."""
+    return _scope(False, train_mode)
+
+
+def train_mode():
+    return _scope(None, True)
+
+
+def predict_mode():
+    return _scope(None, False)
+
+
+def mark_variables(variables, gradients, grad_reqs='write'):
+    """Marks ``variables`` for differentiation, with ``gradients`` as their buffers."""
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    if not len(variables) == len(gradients) == len(grad_reqs):
+        raise MXNetError("mark_variables: %d variables, %d gradients and %d grad_reqs"
+                         % (len(variables), len(gradients), len(grad_reqs)))
+    where = user_line()
+    for x, g, req in zip(variables, gradients, grad_reqs):
+        if req not in ('write', 'add', 'null'):
+            raise MXNetError("grad_req must be 'write', 'add' or 'null', got %r" % (req,))
+        if x._view is not None:
+            raise MXNetError("attach_grad: the array is a view of another (a slice or reshape); "
+                             "mark the array it comes from, or a copy")
+        if g.shape != x.shape:
+            raise MXNetError("mark_variables: gradient shape %s differs from variable shape %s"
+                             % (g.shape, x.shape))
+        var = x._var
+        var.grad = g
+        var.grad_req = req
+        differentiable = req != 'null' and x._dtype in ('float32', 'float64', 'float16', 'bfloat16')
+        var.leaves = frozenset((var,)) if differentiable else None
+
+        def fn(var=var, differentiable=differentiable):
+            t = var.tensor.detach()
+            var.tensor = t.requires_grad_(True) if differentiable else t
+        _engine._engine.push(fn, [var], [var], x._ctx, '_mark_variable', where)
+
+
+def _heads(heads, head_grads):
+    if isinstance(heads, NDArray):
+        heads = [heads]
+    heads = list(heads)
+    if head_grads is None:
+        head_grads = [None] * len(heads)
+    elif isinstance(head_grads, NDArray):
+        head_grads = [head_grads]
+    if len(head_grads) != len(heads):
+        raise MXNetError("backward: %d heads but %d head gradients" % (len(heads), len(head_grads)))
+    leaves = None
+    for h in heads:
+        lv = h._var.leaves
+        if lv:
+            leaves = lv if leaves is None else leaves | lv
+    if not leaves:
+        raise MXNetError("Cannot differentiate node because it is not in a computational graph. "
+                         "You need to set is_recording to true or use autograd.record() to save "
+                         "computational graphs for backward. If you want to differentiate the same "
+                         "graph twice, you need to pass retain_graph=True to backward.")
+    return heads, list(head_grads), leaves
+
+
+def _head_tensors(heads, head_grads):
+    ts, gs = [], []
+    for h, g in zip(heads, head_grads):
+        t = h._tensor()
+        ts.append(t)
+        gs.append(torch.ones_like(t) if g is None else g._tensor().to(t.dtype))
+    return ts, gs
+
+
+def _explain(exc):
+    msg = str(exc)
+    if 'modified by an inplace operation' in msg:
+        return MXNetError("backward: an array needed to compute the gradient was written in place "
+                          "after it was recorded (x[:] = ..., x += ..., out=x); write into a new "
+                          "array instead, or record after the write. (%s)" % msg.split('\n')[0])
+    if 'backward through the graph a second time' in msg:
+        return MXNetError("backward: this graph was already differentiated and freed; pass "
+                          "retain_graph=True to the first backward to differentiate it twice")
+    return exc
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
+    """Back-propagates from ``heads`` into the gradient buffers of the marked variables."""
+    heads, head_grads, leaves = _heads(heads, head_grads)
+    leaves = sorted(leaves, key=id)
+    where = user_line()
+    reads = [h._var for h in heads] + [g._var for g in head_grads if g is not None] + leaves
+    targets = [lv for lv in leaves if lv.grad_req != 'null' and lv.grad is not None]
+    writes = [lv.grad._var for lv in targets]
+
+    def fn():
+        ts, gs = _head_tensors(heads, head_grads)
+        inputs = [lv.tensor for lv in targets]
+        try:
+            torch.autograd.backward(ts, gs, retain_graph=retain_graph, inputs=inputs)
+        except RuntimeError as exc:
+            raise _explain(exc) from exc
+        for lv, t in zip(targets, inputs):
+            g = t.grad
+            t.grad = None
+            gvar = lv.grad._var
+            if g is None:
+                g = torch.zeros_like(t)
+            if lv.grad_req == 'add':
+                gvar.tensor = gvar.tensor + g
+            else:
+                gvar.tensor = g if g.is_contiguous() else g.contiguous()
+    _engine._engine.push(fn, reads, writes, heads[0]._ctx, '_backward', where)
+
+
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
+         train_mode=True):
+    """The gradients of ``heads`` with respect to ``variables`` as new arrays (the variables'
+    own buffers are left alone); with ``create_graph`` they can be differentiated again."""
+    heads, head_grads, _ = _heads(heads, head_grads)
+    single = isinstance(variables, NDArray)
+    if single:
+        variables = [variables]
+    for v in variables:
+        if not v._var.leaves or v._var not in v._var.leaves:
+            raise MXNetError("grad: every variable must be marked with attach_grad() before "
+                             "recording")
+    if retain_graph is None:
+        retain_graph = create_graph
+    where = user_line()
+    outs = [_make(Storage(), v._shape, v._dtype, v._ctx) for v in variables]
+    if create_graph:
+        leaves = frozenset().union(*[v._var.leaves for v in variables])
+        for o in outs:
+            o._var.leaves = leaves
+    reads = [h._var for h in heads] + [g._var for g in head_grads if g is not None] + \
+        [v._var for v in variables]
+
+    def fn():
+        ts, gs = _head_tensors(heads, head_grads)
+        inputs = [v._tensor() for v in variables]
+        torch.set_grad_enabled(create_graph)
+        try:
+            gr = torch.autograd.grad(ts, inputs, gs, retain_graph=retain_graph,
+                                     create_graph=create_graph, allow_unused=True)
+        except RuntimeError as exc:
+            raise _explain(exc) from exc
+        finally:
+            torch.set_grad_enabled(False)
+        for o, g, t in zip(outs, gr, inputs):
+            o._var.tensor = torch.zeros_like(t) if g is None else g
+    _engine._engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
+    return outs[0] if single else outs
+
+
+def get_symbol(x):
+    raise MXNetError("autograd.get_symbol: neomx records graphs in torch autograd; trace a "
+                     "HybridBlock with hybridize() to get a Symbol")
+
+
+class Function:
+    """A user-defined differentiable function: subclass with ``forward(self, *inputs)`` and
+    ``backward(self, *output_grads)`` on NDArrays; ``save_for_backward`` keeps arrays for
+    ``backward`` in ``self.saved_tensors``.
+    """
+
+    def __init__(self):
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *args):
+        self.saved_tensors = args
+
+    def forward(self, *inputs):
+        raise NotImplementedError
+
+    def backward(self, *output_grads):
+        raise NotImplementedError
+
+    def __call__(self, *inputs):
+        with pause(train_mode=mode.training):
+            outputs = self.forward(*inputs)
+        single = isinstance(outputs, NDArray)
+        outs = [outputs] if single else list(outputs)
+        leaves = None
+        if mode.recording:
+            for x in inputs:
+                lv = x._var.leaves
+                if lv:
+                    leaves = lv if leaves is None else leaves | lv
+        if not leaves:
+            return outputs
+        func = self
+        results = [_make(Storage(), o._shape, o._dtype, o._ctx) for o in outs]
+        for r in results:
+            r._var.leaves = leaves
+        where = user_line()
+
+        class _Bridge(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, *tensors):
+                return tuple(o._tensor().detach().clone() for o in outs)
+
+            @staticmethod
+            def backward(ctx, *gouts):
+                from .ndarray.ndarray import from_tensor
+                with pause():
+                    gin = func.backward(*[from_tensor(g.detach().contiguous(), o._ctx)
+                                          for g, o in zip(gouts, outs)])
+                gin = [gin] if isinstance(gin, NDArray) else list(gin)
+                return tuple(g._data().detach() for g in gin)
+
+        def fn():
+            torch.set_grad_enabled(True)
+            try:
+                rs = _Bridge.apply(*[x._tensor() for x in inputs])
+            finally:
+                torch.set_grad_enabled(False)
+            for r, t in zip(results, rs):
+                r._var.tensor = t
+        _engine._engine.push(fn, [x._var for x in inputs] + [o._var for o in outs],
+                             [r._var for r in results], inputs[0]._ctx, type(self).__name__, where)
+        return results[0] if single else results

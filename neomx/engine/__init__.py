@@ -1,0 +1,94 @@
+"""The dependency engine: ``push(fn, reads, writes, ctx, name)`` is the whole interface.
+
+The policy is chosen by ``NEOMX_ENGINE_TYPE`` (or ``MXNET_ENGINE_TYPE``): ``ThreadedEngine``
+(default) or ``NaiveEngine``; ``set_engine_type`` switches it at run time.
+
+>>> import neomx as mx
+>>> mx.engine.engine_type()
+'ThreadedEngine'
+"""
+import contextlib
+
+from ..base import MXNetError, env_str
+from .engine import EngineError, NaiveEngine, ThreadedEngine, cpu_budget
+from .var import Var, track
+
+__all__ = ['Var', 'EngineError', 'ThreadedEngine', 'NaiveEngine', 'current', 'push',
+           'wait_for_var', 'waitall', 'engine_type', 'set_engine_type', 'engine_scope',
+           'set_bulk_size', 'bulk', 'cpu_budget', 'track']
+
+_TYPES = {'ThreadedEngine': ThreadedEngine, 'ThreadedEnginePerDevice': ThreadedEngine,
+          'ThreadedEnginePooled': ThreadedEngine, 'NaiveEngine': NaiveEngine}
+
+
+def _make(kind):
+    cls = _TYPES.get(kind)
+    if cls is None:
+        raise MXNetError("unknown engine type %r: expected one of %s" % (kind, ', '.join(_TYPES)))
+    return cls()
+
+
+_engine = _make(env_str('NEOMX_ENGINE_TYPE', 'MXNET_ENGINE_TYPE', default='ThreadedEngine'))
+
+
+def current():
+    """The engine in use."""
+    return _engine
+
+
+def engine_type():
+    return _engine.name
+
+
+def set_engine_type(kind):
+    """Switches to a new engine of ``kind`` after finishing everything pushed to the old one;
+    returns the previous type's name."""
+    global _engine
+    old = _engine
+    old.waitall()
+    _engine = _make(kind) if isinstance(kind, str) else kind
+    return old.name
+
+
+@contextlib.contextmanager
+def engine_scope(kind):
+    """Runs a block under an engine of ``kind`` (tests use it to compare the policies)."""
+    old = set_engine_type(kind)
+    try:
+        yield _engine
+    finally:
+        set_engine_type(old)
+
+
+def push(fn, reads, writes, ctx, name, where=None, copy=False, light=False):
+    """Queues ``fn`` on ``ctx`` after the earlier operations on ``reads`` and ``writes``."""
+    return _engine.push(fn, reads, writes, ctx, name, where, copy, light)
+
+
+def wait_for_var(var, for_write=False):
+    return _engine.wait_for_var(var, for_write)
+
+
+def waitall():
+    return _engine.waitall()
+
+
+_bulk_size = 0
+
+
+def set_bulk_size(size):
+    """MXNet's knob for grouping operations into bulks. neomx pushes each operation on its
+    own (hybridized blocks already run as one operation), so the value is only recorded;
+    returns the previous value."""
+    global _bulk_size
+    prev, _bulk_size = _bulk_size, int(size)
+    return prev
+
+
+@contextlib.contextmanager
+def bulk(size):
+    prev = set_bulk_size(size)
+    try:
+        yield
+    finally:
+        set_bulk_size(prev)

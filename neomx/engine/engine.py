@@ -1,0 +1,380 @@
+"""Execution policies: ``ThreadedEngine`` (per-device workers) and ``NaiveEngine`` (inline).
+
+Both take the same calls::
+
+    engine.push(fn, reads, writes, ctx, name)   # returns at once (threaded) or after fn (naive)
+    engine.wait_for_var(var)                    # blocks until var's pending writes are done
+    engine.waitall()                            # blocks until everything pushed is done
+
+and share one error rule: an operation that raises marks the Vars it writes as failed; an
+operation reading a failed Var fails with the same error without running; the error is
+raised at the next synchronisation that waits on it, naming the operator and the line that
+pushed it. The engine itself keeps working.
+"""
+import os
+import threading
+import time
+from collections import deque
+
+import torch
+
+from ..base import MXNetError, env_int
+from .var import pending, track
+
+__all__ = ['EngineError', 'ThreadedEngine', 'NaiveEngine']
+
+
+class EngineError(MXNetError):
+    """An operator failed while the engine ran it."""
+
+    def __init__(self, name, where, exc):
+        self.op_name = name
+        self.where = where
+        self.original = exc
+        msg = 'operator %s failed: %s: %s' % (name, type(exc).__name__, exc)
+        if where is not None:
+            msg += '\n  (pushed at %s, line %d)' % where
+        super().__init__(msg)
+
+
+def cpu_budget():
+    """Cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+class Engine:
+    """What both policies share: error bookkeeping, the torch thread budget, the profiler hook."""
+    name = 'Engine'
+
+    def __init__(self):
+        self.errors = []           # failures not yet raised by waitall
+        self.tainted = False       # a failure happened: ops must check their inputs
+        self.trace = None          # list of (track, op name, t0 ns, t1 ns) while profiling
+        self._cpu_devices = set()
+        self.threads_gen = 0
+        self.intra_op_threads = 1
+
+    # -- torch's intra-op threads -------------------------------------------------------
+    def _use_device(self, ctx):
+        """Recomputes the intra-op thread count when a new CPU device comes into use: one core
+        is left to the Python front end and the rest are shared by the CPU devices, since two
+        threads fighting for one core run a training step several times slower than one."""
+        if ctx.device_typeid == 2 or ctx.device_id in self._cpu_devices:
+            return
+        self._cpu_devices.add(ctx.device_id)
+        fixed = env_int('NEOMX_CPU_THREADS', 'OMP_NUM_THREADS')
+        n = fixed if fixed else max(1, (cpu_budget() - 1) // len(self._cpu_devices))
+        if n != self.intra_op_threads or self.threads_gen == 0:
+            self.intra_op_threads = n
+            self.threads_gen += 1
+            torch.set_num_threads(n)
+
+    # -- running one operation ----------------------------------------------------------
+    def execute(self, fn, reads, writes, name, where):
+        """Runs ``fn`` with the error rule of the engine."""
+        if self.tainted:
+            for v in reads:
+                if v.error is not None:
+                    for w in writes:
+                        w.error = v.error
+                    return
+            try:
+                fn()
+            except BaseException as exc:
+                self._fail(writes, name, where, exc)
+                return
+            for w in writes:
+                w.error = None
+            return
+        try:
+            fn()
+        except BaseException as exc:
+            self._fail(writes, name, where, exc)
+
+    def _fail(self, writes, name, where, exc):
+        err = exc if isinstance(exc, EngineError) else EngineError(name, where, exc)
+        err.__cause__ = exc if err is not exc else exc.__cause__
+        for w in writes:
+            w.error = err
+        self.tainted = True
+        self.errors.append(err)
+
+    def _raise_for(self, var):
+        err = var.error
+        if err is not None:
+            try:
+                self.errors.remove(err)
+            except ValueError:
+                pass
+            raise err
+
+    def _raise_pending(self):
+        if self.errors:
+            err = self.errors[0]
+            self.errors.clear()
+            raise err
+
+
+_NEVER = float('inf')
+
+
+class _Local(threading.local):
+    in_worker = False
+
+
+_local = _Local()
+
+
+class Worker:
+    """One thread running the operations of one device (or the copies into one device) in the
+    order they were pushed.
+
+    A thread that waits for a CPU worker's operation and finds the worker idle runs the queued
+    operations itself, in order, instead of handing them over: waking a thread and waiting to
+    be woken costs more than a small operation does.
+    """
+
+    def __init__(self, engine, name, ctx):
+        self.engine = engine
+        self.name = name
+        self.ctx = ctx
+        self.queue = deque()
+        self.pushed = 0
+        self.done = 0
+        self.sleeping = False
+        self.wake_at = _NEVER
+        self._targets = []
+        self._wake = threading.Condition(threading.Lock())
+        self._done = threading.Condition(threading.Lock())
+        self.exec_lock = threading.Lock()   # held by whoever runs this worker's operations
+        self.stream = None
+        self.gen = -1
+        if ctx.device_typeid == 2:
+            self.stream = torch.cuda.Stream(device=ctx.torch_device)
+        self.thread = threading.Thread(target=self._loop, name='neomx-' + name, daemon=True)
+        self.thread.start()
+
+    def __repr__(self):
+        return '<Worker %s>' % self.name
+
+    def wake(self):
+        with self._wake:
+            self._wake.notify()
+
+    def wait(self, seq):
+        """Blocks until operation ``seq`` of this worker is complete."""
+        if self.done < seq:
+            if self.stream is None and self.exec_lock.acquire(False):
+                self._help(seq)
+            if self.done < seq:
+                if self.sleeping:
+                    self.wake()
+                self._wait_done(seq)
+        if self.stream is not None:
+            self.stream.synchronize()   # done means launched on a GPU worker
+
+    def _help(self, seq):
+        """Runs queued operations up to ``seq`` in the calling thread (exec_lock held)."""
+        grad = torch.is_grad_enabled()
+        nested = _local.in_worker
+        torch._C._set_grad_enabled(False)
+        _local.in_worker = True
+        try:
+            queue = self.queue
+            while self.done < seq and queue:
+                self._run(queue.popleft())
+        finally:
+            _local.in_worker = nested
+            torch._C._set_grad_enabled(grad)
+            self.exec_lock.release()
+
+    def _wait_done(self, seq):
+        # The worker wakes waiters only when it reaches the lowest sequence number waited
+        # for, not after every operation: a waiting thread must not take the GIL per op.
+        with self._done:
+            self._targets.append(seq)
+            self.wake_at = min(self._targets)
+            try:
+                while self.done < seq:
+                    self._done.wait()
+            finally:
+                self._targets.remove(seq)
+                self.wake_at = min(self._targets) if self._targets else _NEVER
+
+    def order_after(self, dep, seq):
+        """Makes this worker's later operations see operation ``seq`` of worker ``dep``."""
+        if dep.stream is not None and self.stream is not None:
+            if dep.done < seq:
+                dep._wait_done(seq)
+            self.stream.wait_stream(dep.stream)
+        else:
+            dep.wait(seq)
+
+    def _run(self, op):
+        fn, reads, writes, deps, seq, name, where = op
+        engine = self.engine
+        if self.gen != engine.threads_gen:
+            self.gen = engine.threads_gen
+            torch.set_num_threads(engine.intra_op_threads)
+        if deps is not None:
+            for dep, s in deps:
+                self.order_after(dep, s)
+        if engine.trace is not None:
+            self._run_traced(fn, reads, writes, name, where)
+        elif engine.tainted:
+            engine.execute(fn, reads, writes, name, where)
+        else:
+            try:
+                fn()
+            except BaseException as exc:
+                engine._fail(writes, name, where, exc)
+        self.done = seq
+        if seq >= self.wake_at:
+            with self._done:
+                self._done.notify_all()
+
+    def _run_traced(self, fn, reads, writes, name, where):
+        t0 = time.perf_counter_ns()
+        self.engine.execute(fn, reads, writes, name, where)
+        if self.stream is not None:
+            self.stream.synchronize()
+        trace = self.engine.trace
+        if trace is not None:
+            trace.append((self.name, name, t0, time.perf_counter_ns()))
+
+    def _loop(self):
+        queue = self.queue
+        torch.set_grad_enabled(False)
+        _local.in_worker = True
+        if self.stream is not None:
+            torch.cuda.set_device(self.ctx.device_id)
+            torch.cuda.set_stream(self.stream)
+        while True:
+            if not queue:
+                with self._wake:
+                    self.sleeping = True
+                    while not queue:
+                        self._wake.wait()
+                    self.sleeping = False
+            with self.exec_lock:
+                while queue:
+                    self._run(queue.popleft())
+
+
+class ThreadedEngine(Engine):
+    """Runs each device's operations on its own worker thread, and copies into a device on a
+    copy worker of their own, so that devices compute at the same time and copies overlap
+    computation. At most ``max_inflight`` operations per worker wait to run: beyond that a
+    push blocks (back-pressure), so a loop that never synchronises runs in bounded memory."""
+    name = 'ThreadedEngine'
+
+    def __init__(self, max_inflight=None):
+        super().__init__()
+        if max_inflight is None:
+            max_inflight = env_int('NEOMX_ENGINE_MAX_INFLIGHT', default=1024)
+        self.max_inflight = max_inflight
+        self.lazy_batch = env_int('NEOMX_ENGINE_LAZY_BATCH', default=64)
+        self._lock = threading.Lock()
+        self._compute = {}     # context key -> worker
+        self._copy = {}        # context key -> copy worker
+
+    def worker(self, ctx, copy=False):
+        table = self._copy if copy else self._compute
+        w = table.get(ctx.key)
+        if w is None:
+            with self._lock:
+                w = table.get(ctx.key)
+                if w is None:
+                    ctx.torch_device  # raises for a GPU this machine lacks
+                    if not copy:
+                        self._use_device(ctx)
+                    w = Worker(self, ('copy:' if copy else '') + str(ctx), ctx)
+                    table[ctx.key] = w
+        return w
+
+    def workers(self):
+        return list(self._compute.values()) + list(self._copy.values())
+
+    def stream_of(self, ctx):
+        """The CUDA stream of ``ctx``'s compute worker (None on CPU)."""
+        return self.worker(ctx).stream
+
+    def push(self, fn, reads, writes, ctx, name, where=None, copy=False, light=False):
+        """Queues ``fn`` to run on ``ctx``'s worker (its copy worker with ``copy``) once the
+        earlier operations on ``reads`` and ``writes`` are complete; returns at once.
+
+        A ``light`` operation (a few microseconds of work) does not wake an idle worker by
+        itself: light operations gather until ``lazy_batch`` of them wait, a heavy one
+        arrives, or someone waits for one (and, finding the worker idle, runs them). Handing a
+        tiny operation to another thread costs more than running it."""
+        if _local.in_worker:
+            # Pushed by an operation while it runs (a custom Function's backward): the worker
+            # is busy with that operation, so run this one now, in order.
+            return self.execute(fn, reads, writes, name, where)
+        w = (self._copy if copy else self._compute).get(ctx.key) or self.worker(ctx, copy)
+        with self._lock:
+            seq = w.pushed + 1
+            w.pushed = seq
+            w.queue.append((fn, reads, writes, track(w, seq, reads, writes), seq, name, where))
+        if w.sleeping and (not light or len(w.queue) >= self.lazy_batch or w.stream is not None):
+            w.wake()
+        if self.max_inflight and seq - w.done > self.max_inflight:
+            w.wait(seq - self.max_inflight)
+
+    def wait_for_var(self, var, for_write=False):
+        for w, s in pending(var, for_write):
+            w.wait(s)
+        if var.error is not None:
+            self._raise_for(var)
+
+    def waitall(self):
+        for w in self.workers():
+            w.wait(w.pushed)
+        self._raise_pending()
+
+
+class NaiveEngine(Engine):
+    """Runs every operation inline, when it is pushed: the reference the threaded engine is
+    tested against, and the mode for debugging."""
+    name = 'NaiveEngine'
+
+    def __init__(self):
+        super().__init__()
+        self._seen = set()
+
+    def push(self, fn, reads, writes, ctx, name, where=None, copy=False, light=False):
+        if ctx not in self._seen:
+            ctx.torch_device
+            self._seen.add(ctx)
+            if not copy:
+                self._use_device(ctx)
+        # Operations run with grad mode off unless they record, as on a worker thread.
+        grad_was = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(False)
+        try:
+            if self.trace is None:
+                self.execute(fn, reads, writes, name, where)
+            else:
+                t0 = time.perf_counter_ns()
+                self.execute(fn, reads, writes, name, where)
+                if ctx.device_typeid == 2:
+                    torch.cuda.synchronize(ctx.device_id)
+                self.trace.append((('copy:' if copy else '') + str(ctx), name, t0,
+                                   time.perf_counter_ns()))
+        finally:
+            torch._C._set_grad_enabled(grad_was)
+
+    def wait_for_var(self, var, for_write=False):
+        if var.error is not None:
+            self._raise_for(var)
+
+    def waitall(self):
+        if self._seen and torch.cuda.is_available():
+            torch.cuda.synchronize()
+        self._raise_pending()
+
+    def workers(self):
+        return []

@@ -1,0 +1,76 @@
+"""Vars and dependency tracking.
+
+A ``Var`` stands for one piece of mutable state (an array's storage, shared by its views; the
+random generator of a device; a KVStore buffer). The tracker records, for each Var, the last
+operation pushed that writes it and the latest operation of each worker that reads it since
+that write. From these it answers, for a new operation, which earlier operations on *other*
+workers it must wait for: operations on one worker run in push order, so dependencies within
+a worker are satisfied by the order alone (as kernels on one CUDA stream are).
+
+Operations are named by ``(worker, seq)``: ``seq`` counts the operations pushed to that worker,
+and the worker's ``done`` counter tells which have completed.
+"""
+
+__all__ = ['Var', 'track']
+
+
+class Var:
+    """Engine handle of a piece of mutable state. Subclasses add the state itself
+    (an NDArray's storage adds the tensor)."""
+    __slots__ = ('writer', 'wseq', 'readers', 'error', '__weakref__')
+
+    def __init__(self):
+        self.writer = None     # worker of the last write pushed, or None
+        self.wseq = 0          # its sequence number on that worker
+        self.readers = None    # {worker: seq} of reads pushed since that write
+        self.error = None      # exception of the failed op that last wrote it
+
+
+def track(worker, seq, reads, writes):
+    """Registers operation ``(worker, seq)`` reading ``reads`` and writing ``writes``; returns
+    the ``(other_worker, seq)`` pairs it must wait for, or None. Called with the engine's push
+    lock held, so that sequence numbers and queue order agree."""
+    deps = None
+    for v in reads:
+        w = v.writer
+        if w is not None and w is not worker and w.done < v.wseq:
+            if deps is None:
+                deps = [(w, v.wseq)]
+            else:
+                deps.append((w, v.wseq))
+        r = v.readers
+        if r is None:
+            v.readers = {worker: seq}
+        else:
+            r[worker] = seq
+    for v in writes:
+        w = v.writer
+        if w is not None and w is not worker and w.done < v.wseq:
+            if deps is None:
+                deps = [(w, v.wseq)]
+            else:
+                deps.append((w, v.wseq))
+        r = v.readers
+        if r is not None:
+            for w, s in r.items():
+                if w is not worker and w.done < s:
+                    if deps is None:
+                        deps = [(w, s)]
+                    else:
+                        deps.append((w, s))
+            v.readers = None
+        v.writer = worker
+        v.wseq = seq
+    return deps
+
+
+def pending(var, for_write=False):
+    """The ``(worker, seq)`` operations a reader (or, with ``for_write``, a writer) of ``var``
+    must see completed."""
+    out = []
+    w = var.writer
+    if w is not None and w.done < var.wseq:
+        out.append((w, var.wseq))
+    if for_write and var.readers:
+        out.extend((w, s) for w, s in list(var.readers.items()) if w.done < s)
+    return out

@@ -1,0 +1,18 @@
+"""``mx.nd``: the imperative array API. Every registered operator is here as ``nd.<name>``."""
+from . import ndarray as _ndarray_mod
+from .ndarray import NDArray, waitall
+from .creation import *  # noqa: F401,F403
+from .creation import __all__ as _creation_all
+from . import random
+from .gen import make_namespace as _make_namespace
+from .indexing import getitem as _getitem  # noqa: F401  (registers the indexing operators)
+from .utils import save, load, load_frombuffer
+from . import contrib, linalg  # noqa: F401
+
+_make_namespace(globals())
+_make_namespace(_ndarray_mod._OP_FUNCS, include_hidden=True)
+from .fluent import add_fluent_methods as _add_fluent  # noqa: E402
+
+_add_fluent(NDArray)
+
+__all__ = ['NDArray', 'waitall', 'random', 'save', 'load', 'load_frombuffer'] + list(_creation_all)

@@ -1,0 +1,223 @@
+"""Array creation and the Python-level helpers of ``nd`` (``array``, ``zeros``, ``maximum``,
+``concatenate``, ...), which dispatch to registry operators."""
+import numpy as np
+import torch
+
+from .. import engine as _engine
+from ..base import MXNetError, dtype_name, numeric_types
+from ..context import current_context
+from ..ops import registry
+from .gen import parse_ctx
+from .ndarray import (NDArray, Storage, _binary, _make, from_tensor, invoke, user_line)
+
+__all__ = ['array', 'empty', 'zeros', 'ones', 'full', 'arange', 'eye', 'linspace', 'from_numpy',
+           'from_dlpack', 'to_dlpack_for_read', 'to_dlpack_for_write', 'add', 'subtract',
+           'multiply', 'divide', 'true_divide', 'modulo', 'power', 'maximum', 'minimum', 'hypot',
+           'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
+           'logical_and', 'logical_or', 'logical_xor', 'concatenate', 'moveaxis', 'onehot_encode',
+           'imdecode']
+
+
+def _ctx(ctx):
+    return parse_ctx(ctx) or current_context()
+
+
+def _from_host(tensor, ctx, where):
+    """An array on ``ctx`` holding the host tensor ``tensor`` (owned by the new array)."""
+    ctx = _ctx(ctx)
+    if ctx.device_typeid != 2:
+        return _make(Storage(tensor), tuple(tensor.shape), dtype_name(tensor.dtype), ctx)
+    out = _make(Storage(), tuple(tensor.shape), dtype_name(tensor.dtype), ctx)
+    dev = ctx.torch_device
+    var = out._var
+
+    def fn():
+        var.tensor = tensor.to(dev, non_blocking=False)
+    _engine._engine.push(fn, [], [var], ctx, '_from_host', where, copy=True)
+    return out
+
+
+def array(source_array, ctx=None, dtype=None):
+    """An array holding a copy of ``source_array`` (NDArray, numpy array, list, scalar);
+    dtype float32 unless given or copied from an NDArray.
+
+    >>> import neomx as mx
+    >>> mx.nd.array([[1, 2], [3, 4]]).shape
+    (2, 2)
+    """
+    if isinstance(source_array, NDArray):
+        dtype = source_array._dtype if dtype is None else dtype_name(dtype)
+        out = source_array.as_in_context(_ctx(ctx)) if ctx is not None else source_array
+        if out is source_array:
+            out = source_array.copy()
+        return out if out._dtype == dtype else out.astype(dtype)
+    if isinstance(source_array, torch.Tensor):
+        source_array = source_array.detach().cpu().numpy()
+    name = dtype_name(dtype) if dtype is not None else 'float32'
+    try:
+        a = np.array(source_array, dtype=_NP.get(name, np.float32))
+    except (TypeError, ValueError) as e:
+        raise MXNetError("array: cannot convert %s to an array of %s: %s"
+                         % (type(source_array).__name__, name, e)) from None
+    if a.ndim == 0:
+        a = a.reshape(1)
+    t = torch.from_numpy(np.ascontiguousarray(a))
+    if name == 'bfloat16':
+        t = t.to(torch.bfloat16)
+    return _from_host(t, ctx, user_line())
+
+
+_NP = {'float32': np.float32, 'float64': np.float64, 'float16': np.float16, 'uint8': np.uint8,
+       'int32': np.int32, 'int8': np.int8, 'int64': np.int64, 'bool': np.bool_,
+       'int16': np.int16}
+
+
+def from_numpy(ndarray, zero_copy=True):
+    """An array on cpu(0) from a numpy array; with ``zero_copy`` it shares the memory."""
+    a = np.ascontiguousarray(ndarray)
+    t = torch.from_numpy(a) if zero_copy else torch.from_numpy(a.copy())
+    return from_tensor(t)
+
+
+def from_dlpack(dlpack):
+    """An array sharing the memory of a DLPack capsule or of any object with ``__dlpack__``
+    (torch and JAX arrays)."""
+    return from_tensor(torch.utils.dlpack.from_dlpack(dlpack))
+
+
+def to_dlpack_for_read(data):
+    return data.to_dlpack_for_read()
+
+
+def to_dlpack_for_write(data):
+    return data.to_dlpack_for_write()
+
+
+def _create(opname, shape, ctx, dtype, **attrs):
+    op = registry.get(opname)
+    if isinstance(shape, int):
+        shape = (shape,)
+    attrs = op.parse_attrs(dict(attrs, shape=shape, dtype=dtype or 'float32'))
+    return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line(3))
+
+
+def empty(shape, ctx=None, dtype=None):
+    """An array whose values are not set."""
+    return _create('_empty', shape, ctx, dtype)
+
+
+def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
+    """An array of zeros."""
+    return _create('_zeros', shape, ctx, dtype)
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    """An array of ones."""
+    return _create('_ones', shape, ctx, dtype)
+
+
+def full(shape, val, ctx=None, dtype=None, out=None):
+    """An array filled with ``val``."""
+    r = _create('_full', shape, ctx, dtype, value=val)
+    if out is not None:
+        out[:] = r
+        return out
+    return r
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):
+    """Evenly spaced values in [start, stop)."""
+    op = registry.get('_arange')
+    attrs = op.parse_attrs({'start': start, 'stop': stop, 'step': step, 'repeat': repeat,
+                            'dtype': dtype or 'float32'})
+    return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line())
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
+    op = registry.get('_eye')
+    attrs = op.parse_attrs({'N': N, 'M': M, 'k': k, 'dtype': dtype or 'float32'})
+    return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line())
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
+    op = registry.get('_linspace')
+    attrs = op.parse_attrs({'start': start, 'stop': stop, 'num': num, 'endpoint': endpoint,
+                            'dtype': dtype or 'float32'})
+    return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line())
+
+
+# -- binary helpers accepting scalars on either side ---------------------------------------
+
+def _helper(name, array_op, scalar_op, rscalar_op):
+    def f(lhs, rhs):
+        if isinstance(lhs, NDArray):
+            return _binary(lhs, rhs, array_op, scalar_op, None)
+        if isinstance(rhs, NDArray):
+            if isinstance(lhs, numeric_types):
+                return _binary(rhs, lhs, None, rscalar_op, None)
+            return _binary(array(lhs, ctx=rhs._ctx, dtype=rhs._dtype), rhs, array_op, scalar_op,
+                           None)
+        raise TypeError("%s: at least one argument must be an NDArray, got %s and %s"
+                        % (name, type(lhs).__name__, type(rhs).__name__))
+    f.__name__ = name
+    f.__doc__ = "Elementwise %s with broadcasting; either side may be a scalar." % name
+    return f
+
+
+add = _helper('add', 'broadcast_add', '_plus_scalar', '_plus_scalar')
+subtract = _helper('subtract', 'broadcast_sub', '_minus_scalar', '_rminus_scalar')
+multiply = _helper('multiply', 'broadcast_mul', '_mul_scalar', '_mul_scalar')
+divide = _helper('divide', 'broadcast_div', '_div_scalar', '_rdiv_scalar')
+true_divide = divide
+modulo = _helper('modulo', 'broadcast_mod', '_mod_scalar', '_rmod_scalar')
+power = _helper('power', 'broadcast_power', '_power_scalar', '_rpower_scalar')
+maximum = _helper('maximum', 'broadcast_maximum', '_maximum_scalar', '_maximum_scalar')
+minimum = _helper('minimum', 'broadcast_minimum', '_minimum_scalar', '_minimum_scalar')
+hypot = _helper('hypot', 'broadcast_hypot', '_hypot_scalar', '_hypot_scalar')
+equal = _helper('equal', 'broadcast_equal', '_equal_scalar', '_equal_scalar')
+not_equal = _helper('not_equal', 'broadcast_not_equal', '_not_equal_scalar', '_not_equal_scalar')
+greater = _helper('greater', 'broadcast_greater', '_greater_scalar', '_lesser_scalar')
+greater_equal = _helper('greater_equal', 'broadcast_greater_equal', '_greater_equal_scalar',
+                        '_lesser_equal_scalar')
+lesser = _helper('lesser', 'broadcast_lesser', '_lesser_scalar', '_greater_scalar')
+lesser_equal = _helper('lesser_equal', 'broadcast_lesser_equal', '_lesser_equal_scalar',
+                       '_greater_equal_scalar')
+logical_and = _helper('logical_and', 'broadcast_logical_and', '_logical_and_scalar',
+                      '_logical_and_scalar')
+logical_or = _helper('logical_or', 'broadcast_logical_or', '_logical_or_scalar',
+                     '_logical_or_scalar')
+logical_xor = _helper('logical_xor', 'broadcast_logical_xor', '_logical_xor_scalar',
+                      '_logical_xor_scalar')
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """Joins ``arrays`` along ``axis``."""
+    if not arrays:
+        raise MXNetError("concatenate: no arrays given")
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    op = registry.get('Concat')
+    return invoke(op, list(arrays), op.parse_attrs({'dim': axis, 'num_args': len(arrays)}),
+                  where=user_line())
+
+
+def moveaxis(tensor, source, destination):
+    axes = list(range(tensor.ndim))
+    src = source % tensor.ndim
+    dst = destination % tensor.ndim
+    axes.pop(src)
+    axes.insert(dst, src)
+    op = registry.get('transpose')
+    return invoke(op, [tensor], op.parse_attrs({'axes': tuple(axes)}), where=user_line())
+
+
+def onehot_encode(indices, out):
+    op = registry.get('one_hot')
+    return invoke(op, [indices], op.parse_attrs({'depth': out.shape[1]}), out=out,
+                  where=user_line())
+
+
+def imdecode(*args, **kwargs):
+    raise MXNetError("imdecode: image decoding is not part of neomx; decode with PIL or "
+                     "imageio and pass the pixels to nd.array")
+

@@ -1,0 +1,101 @@
+"""Generates ``nd.<name>`` functions from the operator registry.
+
+Calling convention, as MXNet's generated functions: the inputs come first (positionally or by
+name, None for an absent optional input), then the attributes in their declared order or by
+name; ``out=`` writes the result into an existing array, ``ctx=`` places a creation op.
+"""
+from ..base import MXNetError
+from ..context import Context
+from ..ops import registry
+from .ndarray import NDArray, invoke, user_line
+
+__all__ = ['nd_function', 'bind_args', 'parse_ctx']
+
+
+def parse_ctx(ctx):
+    if ctx is None or isinstance(ctx, Context):
+        return ctx
+    if isinstance(ctx, str):
+        s = ctx.strip()
+        if s.endswith(')') and '(' in s:
+            kind, _, rest = s.partition('(')
+            return Context(kind, int(rest[:-1] or 0))
+        return Context(s, 0)
+    raise MXNetError("ctx must be a Context such as mx.cpu(0), got %r" % (ctx,))
+
+
+def bind_args(op, args, kwargs):
+    """Splits a call's arguments into (inputs in the op's full input order, attribute kwargs)."""
+    if op.variadic:
+        base = [n for n in op.inputs if not n.startswith('*')]
+        inputs = [kwargs.pop(n) if n in kwargs else None for n in base]
+        star = next(n for n in op.inputs if n.startswith('*'))[1:]
+        rest = list(args)
+        if len(rest) == 1 and isinstance(rest[0], (list, tuple)):
+            rest = list(rest[0])
+        if star in kwargs and isinstance(kwargs[star], (list, tuple)):
+            rest = list(kwargs.pop(star))
+        inputs = rest if not base else inputs + rest
+        key = op.key_var_num_args
+        if key is not None and key in op.attrs:
+            n = kwargs.get(key)
+            if n is None:
+                kwargs[key] = len(inputs)
+            elif int(n) != len(inputs):
+                raise MXNetError("%s: %s=%s but %d inputs were given" % (op.name, key, n, len(inputs)))
+    else:
+        names = op.inputs
+        n = len(names)
+        inputs = [None] * n
+        extra = ()
+        for i, a in enumerate(args):
+            if i < n and (a is None or isinstance(a, NDArray)):
+                inputs[i] = a
+            else:
+                extra = args[i:]
+                if i < n and any(isinstance(b, NDArray) for b in extra):
+                    raise MXNetError("%s: input %s must be an NDArray, got %s"
+                                     % (op.name, names[i], type(a).__name__))
+                break
+        if extra:
+            attr_names = list(op.attrs)
+            if len(extra) > len(attr_names):
+                raise MXNetError("%s: too many positional arguments (%d inputs and %d attributes "
+                                 "expected)" % (op.name, n, len(attr_names)))
+            for name, value in zip(attr_names, extra):
+                if name in kwargs:
+                    raise MXNetError("%s: attribute %s given twice" % (op.name, name))
+                kwargs[name] = value
+        for i, name in enumerate(names):
+            if name in kwargs:
+                inputs[i] = kwargs.pop(name)
+    for i, x in enumerate(inputs):
+        if x is not None and not isinstance(x, NDArray):
+            raise MXNetError("%s: input %d must be an NDArray, got %s"
+                             % (op.name, i, type(x).__name__))
+    return inputs, kwargs
+
+
+def nd_function(op):
+    """The imperative function of ``op``."""
+    parse = op.parse_attrs
+
+    def fn(*args, out=None, name=None, ctx=None, **kwargs):
+        inputs, attr_kw = bind_args(op, args, kwargs)
+        return invoke(op, inputs, parse(attr_kw), out=out, ctx=parse_ctx(ctx), where=user_line())
+
+    fn.__name__ = op.name
+    fn.__qualname__ = op.name
+    fn.__doc__ = op.__doc__
+    fn.op = op
+    return fn
+
+
+def make_namespace(target, include_hidden=False):
+    """Adds every registered operator to the dict ``target`` (a module's globals)."""
+    for name, op in registry.all_ops().items():
+        if name.startswith('_') and not include_hidden:
+            continue
+        if name not in target:
+            target[name] = nd_function(op)
+    return target

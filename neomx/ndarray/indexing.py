@@ -1,0 +1,195 @@
+"""``NDArray.__getitem__`` and ``__setitem__`` with MXNet 1.9's rules.
+
+Basic indexing (integers, slices, Ellipsis, None) returns a view sharing storage when the
+result is contiguous in memory (``x[1]``, ``x[1:3]``, ``x[1, 2:4]``), and a copy otherwise
+(``x[:, 1]``). Advanced indexing (NDArray, list or numpy indices) returns a copy. Assignment
+writes into the array's storage in place for every kind of key.
+"""
+import numpy as np
+import torch
+
+from .. import engine as _engine
+from ..base import MXNetError, numeric_types
+from ..ops import registry
+from ..ops.registry import Any, register
+from .ndarray import NDArray, _check_writable, _make, invoke, user_line
+
+__all__ = ['getitem', 'setitem']
+
+_BASIC = (int, np.integer, slice, type(Ellipsis), type(None))
+
+
+def _is_basic(key):
+    if isinstance(key, tuple):
+        return all(isinstance(k, _BASIC) and not isinstance(k, bool) for k in key)
+    return isinstance(key, _BASIC) and not isinstance(key, bool)
+
+
+def _hashable(key):
+    if isinstance(key, slice):
+        return ('s', key.start, key.stop, key.step)
+    if isinstance(key, tuple):
+        return tuple(_hashable(k) for k in key)
+    if isinstance(key, np.integer):
+        return int(key)
+    return key
+
+
+_GEOMETRY = {}
+
+
+def _geometry(shape, key):
+    """(result shape, storage offset or None when not contiguous) of ``key`` on a contiguous
+    array of ``shape``."""
+    memo = (shape, _hashable(key))
+    g = _GEOMETRY.get(memo)
+    if g is None:
+        try:
+            m = torch.empty(shape, device='meta')[key]
+        except IndexError as e:
+            raise IndexError("index %r does not fit shape %s: %s" % (key, shape, e)) from None
+        out_shape = tuple(m.shape)
+        offset = m.storage_offset() if m.is_contiguous() else None
+        g = (out_shape or (1,), offset)
+        if len(_GEOMETRY) > 4096:
+            _GEOMETRY.clear()
+        _GEOMETRY[memo] = g
+    return g
+
+
+def getitem(x, key):
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool) and x._shape:
+        return x._at(int(key))
+    if isinstance(key, slice) and key.step in (None, 1) and x._shape:
+        start, stop, _ = key.indices(x._shape[0])
+        return x._slice0(start, max(start, stop))
+    if _is_basic(key):
+        shape, offset = _geometry(x._shape, key)
+        if offset is not None:
+            return _make(x._var, shape, x._dtype, x._ctx, (x._view or 0) + offset)
+        op = registry.get('_getitem')
+        return invoke(op, [x], {'key': key}, where=user_line())
+    template, arrays = _split_key(x, key)
+    op = registry.get('_advanced_getitem')
+    return invoke(op, [x] + arrays, {'key': template}, where=user_line())
+
+
+class _Slot:
+    """Where the k-th index array goes in an advanced key."""
+    __slots__ = ('k',)
+
+    def __init__(self, k):
+        self.k = k
+
+    def __repr__(self):
+        return '<index %d>' % self.k
+
+
+def _split_key(x, key):
+    from .creation import array
+    arrays = []
+
+    def conv(k):
+        if isinstance(k, NDArray):
+            arrays.append(k.as_in_context(x._ctx))
+            return _Slot(len(arrays) - 1)
+        if isinstance(k, (list, np.ndarray)):
+            arrays.append(array(np.asarray(k), ctx=x._ctx, dtype='int64'))
+            return _Slot(len(arrays) - 1)
+        if isinstance(k, bool):
+            raise IndexError("boolean scalar indices are not supported")
+        return k
+    if isinstance(key, tuple):
+        return tuple(conv(k) for k in key), arrays
+    return conv(key), arrays
+
+
+def _fill(template, index_tensors):
+    def back(k):
+        if isinstance(k, _Slot):
+            t = index_tensors[k.k]
+            return t if t.dtype == torch.bool else t.long()
+        return k
+    if isinstance(template, tuple):
+        return tuple(back(k) for k in template)
+    return back(template)
+
+
+def _getitem_kernel(data, key):
+    out = data[key]
+    return out.reshape(1) if out.dim() == 0 else out
+
+
+def _advanced_kernel(data, *indices, key):
+    out = data[_fill(key, indices)]
+    return out.reshape(1) if out.dim() == 0 else out
+
+
+register('_getitem', attrs={'key': Any()}, view=True, hidden=True)(_getitem_kernel)
+register('_advanced_getitem', inputs=('data', '*index'), attrs={'key': Any()}, view=True,
+         hidden=True)(_advanced_kernel)
+
+
+def setitem(x, key, value):
+    where = user_line()
+    _check_writable(x, where)
+    from .creation import array
+    reads = []
+    if isinstance(value, NDArray):
+        if value._ctx != x._ctx:
+            value = value.as_in_context(x._ctx)
+        reads.append(value._var)
+    elif isinstance(value, numeric_types) and not isinstance(value, np.ndarray):
+        value = float(value) if not isinstance(value, (bool, np.bool_)) else bool(value)
+    else:
+        value = array(value, ctx=x._ctx, dtype=x._dtype)
+        reads.append(value._var)
+    full = isinstance(key, slice) and key == slice(None)
+    if _is_basic(key):
+        template, arrays = key, []
+    else:
+        template, arrays = _split_key(x, key)
+        reads.extend(a._var for a in arrays)
+    if not full:
+        _check_shape(x, template, arrays, value)
+
+    def fn():
+        dst = x._tensor()
+        v = value._tensor() if isinstance(value, NDArray) else value
+        if isinstance(v, torch.Tensor) and v.dtype != dst.dtype:
+            v = v.to(dst.dtype)
+        with torch.no_grad():
+            if full:
+                if isinstance(v, torch.Tensor):
+                    dst.copy_(v)
+                else:
+                    dst.fill_(v)
+            else:
+                k = _fill(template, [a._tensor() for a in arrays]) if arrays else template
+                dst[k] = v
+    _engine._engine.push(fn, reads, [x._var], x._ctx, '_set_value' if full else '_slice_assign',
+                         where)
+
+
+def _check_shape(x, key, arrays, value):
+    """Raises now, in the caller's thread, when the value cannot be assigned to the selection."""
+    if not isinstance(value, NDArray):
+        return
+    m = torch.empty(x._shape, device='meta')
+    k = _fill(key, [torch.zeros(a._shape, dtype=torch.long, device='meta') for a in arrays]) \
+        if arrays else key
+    try:
+        target = tuple(m[k].shape)
+    except IndexError as e:
+        raise IndexError("index %r does not fit shape %s: %s" % (key, x._shape, e)) from None
+    vshape = tuple(value._shape)
+    while len(vshape) > len(target) and vshape[0] == 1:
+        vshape = vshape[1:]     # torch drops leading 1s of the value, as MXNet does
+    try:
+        ok = tuple(torch.broadcast_shapes(vshape, target)) == target
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise MXNetError("__setitem__: cannot assign a value of shape %s to index %r of an array "
+                         "of shape %s (the selection has shape %s)"
+                         % (value._shape, key, x._shape, target))

@@ -1,0 +1,886 @@
+"""NDArray: an n-dimensional array whose operations run asynchronously on the engine.
+
+An NDArray is (shape, dtype, context, storage). The storage is an engine Var holding a
+``torch.Tensor`` that is filled in when the operation producing it runs, so reading
+``.shape`` never waits while ``asnumpy()`` does. Contiguous basic slices and ``reshape`` are
+views: they share the storage (and its Var) of the array they come from, as in MXNet.
+
+>>> import neomx as mx
+>>> a = mx.nd.ones((2, 3))
+>>> b = a * 2 + 1          # queued, returns at once
+>>> b.shape                # known without waiting
+(2, 3)
+>>> b.asnumpy().tolist()   # waits for the result
+[[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]]
+"""
+import numbers
+import os
+import sys
+
+import numpy as np
+import torch
+
+from .. import engine as _engine
+from ..base import MXNetError, dtype_name, dtype_np, dtype_torch, mode
+from ..context import Context, current_context
+from ..engine import Var
+from ..ops import registry
+from ..ops.registry import ShapeError
+
+__all__ = ['NDArray', 'Storage', 'invoke', 'push_write', 'from_tensor', 'empty_like_spec',
+           'waitall', 'rng_var']
+
+_REAL = (int, float, np.integer, np.floating, bool, np.bool_)
+# Operations touching fewer elements than this are 'light' for the engine (see engine.push).
+LIGHT_ELEMENTS = 1 << 14
+
+
+class Storage(Var):
+    """The storage of an array and of its views: the engine Var, the tensor, and autograd state
+    (the gradient buffer of a marked variable, and the marked variables a recorded result
+    depends on)."""
+    __slots__ = ('tensor', 'grad', 'grad_req', 'leaves')
+
+    def __init__(self, tensor=None):
+        self.writer = None
+        self.wseq = 0
+        self.readers = None
+        self.error = None
+        self.tensor = tensor
+        self.grad = None
+        self.grad_req = 'null'
+        self.leaves = None
+
+
+class RNGState(Var):
+    """The random generator of one device: random operations read and write it, so they draw
+    in push order."""
+    __slots__ = ('generator',)
+
+    def __init__(self, device):
+        super().__init__()
+        self.generator = torch.Generator(device=device)
+
+
+_RNG = {}
+
+
+def rng_var(ctx):
+    """The generator Var of ``ctx`` (one per device)."""
+    v = _RNG.get(ctx)
+    if v is None:
+        v = _RNG[ctx] = RNGState(ctx.torch_device)
+        v.generator.manual_seed(_default_seed(ctx))
+    return v
+
+
+_SEED = [5489]   # the last global seed (``mx.random.seed``) seeds devices first used later
+
+
+def seed_for(ctx, base=None):
+    base = _SEED[0] if base is None else base
+    return base + 1009 * ctx.device_id + (500009 if ctx.device_typeid == 2 else 0)
+
+
+def _default_seed(ctx):
+    return seed_for(ctx)
+
+
+# -- where an operation was pushed from ---------------------------------------------------
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_INTERNAL = {}
+
+
+def user_line(depth=2):
+    """(file, line) of the innermost caller outside neomx, for error messages."""
+    f = sys._getframe(depth)
+    internal = _INTERNAL
+    while f is not None:
+        name = f.f_code.co_filename
+        r = internal.get(name)
+        if r is None:
+            r = internal[name] = name.startswith(_PKG)
+        if not r:
+            return (name, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def _fmt_where(where):
+    return '' if where is None else ' (at %s, line %d)' % where
+
+
+# -- strides of contiguous views ----------------------------------------------------------
+
+_STRIDES = {}
+
+
+def _strides(shape):
+    s = _STRIDES.get(shape)
+    if s is None:
+        acc, out = 1, []
+        for d in reversed(shape):
+            out.append(acc)
+            acc *= max(d, 1)
+        s = _STRIDES[shape] = tuple(reversed(out))
+    return s
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+# -- pushing operations -------------------------------------------------------------------
+
+_new = object.__new__
+
+
+def _make(var, shape, dtype, ctx, view=None):
+    a = _new(NDArray)
+    a._var = var
+    a._shape = shape
+    a._dtype = dtype
+    a._ctx = ctx
+    a._view = view
+    return a
+
+
+def from_tensor(tensor, ctx=None):
+    """An NDArray holding ``tensor`` (no copy; the caller gives up the tensor)."""
+    if ctx is None:
+        ctx = _ctx_of_tensor(tensor)
+    if not tensor.is_contiguous():
+        tensor = tensor.contiguous()
+    return _make(Storage(tensor), tuple(tensor.shape), dtype_name(tensor.dtype), ctx)
+
+
+def _ctx_of_tensor(t):
+    from ..context import cpu, gpu
+    return gpu(t.device.index or 0) if t.device.type == 'cuda' else cpu(0)
+
+
+def empty_like_spec(shape, dtype, ctx):
+    """An NDArray whose storage is yet to be written by an operation the caller pushes."""
+    return _make(Storage(), tuple(shape), dtype, ctx)
+
+
+def _merge_leaves(vars_):
+    leaves = None
+    for v in vars_:
+        lv = getattr(v, 'leaves', None)
+        if lv:
+            if leaves is None or leaves is lv:
+                leaves = lv
+            else:
+                leaves = leaves | lv
+    return leaves
+
+
+def _check_ctx(op_name, inputs, where):
+    ctx = None
+    for x in inputs:
+        if x is None:
+            continue
+        if ctx is None:
+            ctx = x._ctx
+        elif x._ctx != ctx:
+            raise MXNetError("%s: inputs are on different devices (%s and %s); copy them to one "
+                             "device first with as_in_context%s"
+                             % (op_name, ctx, x._ctx, _fmt_where(where)))
+    return ctx
+
+
+def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
+    """Pushes operator ``op`` on NDArray ``inputs`` (None for an absent optional input) with
+    canonical ``attrs``; returns its output NDArray, or a list when it has several. Shapes and
+    dtypes are inferred here, so a mismatch raises now, naming the operator, the shapes and the
+    caller's line."""
+    if where is None:
+        where = user_line()
+    if op.simple and out is None and len(inputs) == 1 and not mode.recording:
+        x = inputs[0]
+        if x is not None and x._view is None:
+            return _invoke_unary(op, x, attrs, where)
+    if inputs:
+        ctx = _check_ctx(op.name, inputs, where) or ctx or current_context()
+        shapes = tuple(None if x is None else x._shape for x in inputs)
+        dtypes = tuple(None if x is None else x._dtype for x in inputs)
+    else:
+        ctx = ctx or current_context()
+        shapes = dtypes = ()
+    try:
+        out_shapes, out_dtypes = op.infer(attrs, shapes, dtypes)
+    except ShapeError as e:
+        raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(op, attrs, shapes, dtypes),
+                                                  _fmt_where(where))) from None
+    outs = [_make(Storage(), s, d, ctx) for s, d in zip(out_shapes, out_dtypes)]
+    kw = attrs
+    extra_reads = ()
+    if op.rng or op.train or op.creation:
+        kw = dict(attrs)
+        if op.rng:
+            rv = rng_var(ctx)
+            kw['generator'] = rv.generator
+            extra_reads = (rv,)
+        if op.train:
+            kw['is_train'] = mode.training
+        if op.creation:
+            kw['device'] = ctx.torch_device
+    in_vars = [x._var for x in inputs if x is not None]
+    rec = False
+    leaves = None
+    if mode.recording:
+        leaves = _merge_leaves(in_vars)
+        rec = leaves is not None
+        if rec:
+            for o in outs:
+                o._var.leaves = leaves
+    mutated = ()
+    if op.mutate:
+        names = op.input_names(attrs, len(inputs), present_only=False)
+        mutated = [inputs[names.index(n)]._var for n in op.mutated(attrs)
+                   if n in names and inputs[names.index(n)] is not None]
+    writes = [o._var for o in outs]
+    if mutated:
+        writes.extend(mutated)
+    if extra_reads:
+        in_vars.extend(extra_reads)
+        writes.extend(extra_reads)
+    if out is not None:
+        outs = _redirect(op, outs, out, where)
+        writes = [o._var for o in outs] + writes[len(outs):]
+        fn = _closure_out(op.kernel, inputs, kw, outs, rec, op.view)
+    elif len(outs) == 1:
+        fn = _closure1(op.kernel, inputs, kw, outs[0]._var, rec, op.view)
+    else:
+        fn = _closure_n(op.kernel, inputs, kw, [o._var for o in outs], rec, op.view)
+    work = 0
+    for s in shapes:
+        if s is not None:
+            work += _numel(s)
+    for s in out_shapes:
+        work += _numel(s)
+    _engine._engine.push(fn, in_vars, writes, ctx, op.name, where, False,
+                         work < LIGHT_ELEMENTS and not op.heavy)
+    if out is not None:
+        return out
+    if op.num_outputs(attrs) == 1 and len(outs) == 1:
+        return outs[0]
+    return outs
+
+
+def _invoke_unary(op, x, attrs, where):
+    """``invoke`` for the commonest case, kept short: one plain input, one output, nothing
+    recorded, generated or mutated."""
+    shape = x._shape
+    try:
+        (oshape,), (odtype,) = op.infer(attrs, (shape,), (x._dtype,))
+    except ShapeError as e:
+        raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(op, attrs, (shape,),
+                                                                        (x._dtype,)),
+                                                  _fmt_where(where))) from None
+    var = Storage()
+    ctx = x._ctx
+    out = _make(var, oshape, odtype, ctx)
+    xv = x._var
+    kernel = op.kernel
+    if attrs:
+        def fn():
+            var.tensor = kernel(xv.tensor, **attrs)
+    else:
+        def fn():
+            var.tensor = kernel(xv.tensor)
+    n = _numel(oshape)
+    _engine._engine.push(fn, (xv,), (var,), ctx, op.name, where, False,
+                         n + _numel(shape) < LIGHT_ELEMENTS)
+    return out
+
+
+def _describe(op, attrs, shapes, dtypes):
+    try:
+        names = op.input_names(attrs, len(shapes))
+    except Exception:
+        names = ()
+    parts = []
+    for i, (s, d) in enumerate(zip(shapes, dtypes)):
+        n = names[i] if i < len(names) else 'arg%d' % i
+        parts.append('%s=%s' % (n, 'None' if s is None else '%s %s' % (s, d)))
+    return '(' + ', '.join(parts) + ')' + (' with ' + ', '.join('%s=%r' % kv for kv in attrs.items())
+                                           if attrs else '')
+
+
+def _tensors(inputs):
+    return [None if x is None else (x._var.tensor if x._view is None else x._tensor())
+            for x in inputs]
+
+
+def _own(r):
+    """Makes a kernel result safe to keep as storage: contiguous and sharing memory with no
+    input (MXNet's operators never return views)."""
+    if r._base is not None or not r.is_contiguous():
+        return r.clone(memory_format=torch.contiguous_format)
+    return r
+
+
+def _closure1(kernel, inputs, kw, ov, rec, view):
+    if len(inputs) == 1 and not rec and not view:
+        x = inputs[0]
+
+        def fn():
+            ov.tensor = kernel(x._var.tensor if x._view is None else x._tensor(), **kw)
+        return fn
+
+    def fn():
+        if rec:
+            torch.set_grad_enabled(True)
+            try:
+                r = kernel(*_tensors(inputs), **kw)
+            finally:
+                torch.set_grad_enabled(False)
+        else:
+            r = kernel(*_tensors(inputs), **kw)
+        if isinstance(r, (tuple, list)):
+            r = r[0]
+        ov.tensor = _own(r) if view else r
+    return fn
+
+
+def _closure_n(kernel, inputs, kw, ovs, rec, view):
+    def fn():
+        if rec:
+            torch.set_grad_enabled(True)
+            try:
+                rs = kernel(*_tensors(inputs), **kw)
+            finally:
+                torch.set_grad_enabled(False)
+        else:
+            rs = kernel(*_tensors(inputs), **kw)
+        for v, r in zip(ovs, rs):
+            v.tensor = _own(r) if view else r
+    return fn
+
+
+def _redirect(op, outs, out, where):
+    targets = out if isinstance(out, (list, tuple)) else [out]
+    if len(targets) != len(outs):
+        raise MXNetError("%s: %d output(s) but out= has %d%s"
+                         % (op.name, len(outs), len(targets), _fmt_where(where)))
+    for o, t in zip(outs, targets):
+        if not isinstance(t, NDArray):
+            raise MXNetError("%s: out= must be NDArray, got %s" % (op.name, type(t).__name__))
+        if t._shape != o._shape:
+            raise MXNetError("%s: out= has shape %s but the result has shape %s%s"
+                             % (op.name, t._shape, o._shape, _fmt_where(where)))
+        _check_writable(t, where)
+    return list(targets)
+
+
+def _closure_out(kernel, inputs, kw, targets, rec, view):
+    def fn():
+        if rec:
+            torch.set_grad_enabled(True)
+            try:
+                rs = kernel(*_tensors(inputs), **kw)
+            finally:
+                torch.set_grad_enabled(False)
+        else:
+            rs = kernel(*_tensors(inputs), **kw)
+        if isinstance(rs, torch.Tensor):
+            rs = (rs,)
+        for t, r in zip(targets, rs):
+            _store(t, r)
+    return fn
+
+
+def _store(target, value):
+    """Writes tensor ``value`` into ``target``'s storage (in place, as views require)."""
+    var = target._var
+    if target._view is None and var.tensor is None:
+        var.tensor = value.to(dtype_torch(target._dtype)).contiguous()
+        return
+    dst = target._tensor()
+    if value.requires_grad and torch.is_grad_enabled():
+        dst.copy_(value)
+    else:
+        with torch.no_grad():
+            dst.copy_(value)
+
+
+def _check_writable(target, where=None):
+    if mode.recording and target._var.leaves:
+        raise MXNetError("Assigning to NDArrays that are already in a computational graph will "
+                         "cause undefined behavior when evaluating gradients. Please call "
+                         "backward first to clear the graph or do this out of a record section"
+                         "%s" % _fmt_where(where))
+
+
+def push_write(target, fn_value, reads, name, where=None):
+    """Pushes an in-place write into ``target``: ``fn_value()`` (run by the engine) returns the
+    tensor or Python scalar to store."""
+    if where is None:
+        where = user_line()
+    _check_writable(target, where)
+
+    def fn():
+        value = fn_value()
+        dst = target._tensor()
+        with torch.no_grad():
+            if isinstance(value, torch.Tensor):
+                dst.copy_(value)
+            else:
+                dst.fill_(value)
+    _engine._engine.push(fn, reads, [target._var], target._ctx, name, where)
+    return target
+
+
+def waitall():
+    """Blocks until every pushed operation is complete, then raises the first error of the
+    operations it waited for."""
+    _engine._engine.waitall()
+
+
+# -- the array ----------------------------------------------------------------------------
+
+class NDArray:
+    """An n-dimensional array on a device; see the module docstring."""
+    __slots__ = ('_var', '_shape', '_dtype', '_ctx', '_view', '__weakref__')
+    __array_priority__ = 1000.0
+
+    # --- attributes that never wait ---
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def dtype(self):
+        return dtype_np(self._dtype)
+
+    @property
+    def context(self):
+        return self._ctx
+
+    ctx = context
+
+    @property
+    def size(self):
+        return _numel(self._shape)
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def stype(self):
+        return 'default'
+
+    @property
+    def writable(self):
+        return True
+
+    @property
+    def handle(self):
+        return self._var
+
+    @property
+    def grad(self):
+        """The gradient buffer of a variable marked with ``attach_grad``, else None."""
+        return self._var.grad
+
+    @property
+    def T(self):
+        if self.ndim < 2:
+            return self
+        return _op('transpose')(self)
+
+    # --- the tensor, when the engine has produced it ---
+    def _tensor(self):
+        var = self._var
+        t = var.tensor
+        if self._view is None:
+            return t
+        if not t.is_contiguous():
+            t = var.tensor = t.contiguous()
+        return t.as_strided(self._shape, _strides(self._shape), t.storage_offset() + self._view)
+
+    def _data(self):
+        """The tensor after waiting for it (for code outside the engine)."""
+        self.wait_to_read()
+        return self._tensor()
+
+    # --- synchronisation ---
+    def wait_to_read(self):
+        """Blocks until the pending writes to this array are done; raises their error."""
+        _engine._engine.wait_for_var(self._var)
+
+    def wait_to_write(self):
+        """Blocks until pending reads and writes of this array are done."""
+        _engine._engine.wait_for_var(self._var, True)
+
+    def asnumpy(self):
+        """A numpy copy of the array (waits for it)."""
+        t = self._data().detach()
+        if t.dtype == torch.bfloat16:
+            t = t.float()
+        if t.device.type != 'cpu':
+            return t.cpu().numpy()
+        return t.numpy().copy()
+
+    def asscalar(self):
+        """The value of a one-element array as a numpy scalar (waits for it)."""
+        if self.size != 1:
+            raise ValueError("The current array is not a scalar")
+        return self.asnumpy().reshape(())[()]
+
+    def item(self):
+        return self.asscalar().item()
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    def __repr__(self):
+        shape_info = 'x'.join('%d' % d for d in self._shape)
+        return '\n%s\n<%s %s @%s>' % (str(self.asnumpy()), self.__class__.__name__, shape_info,
+                                      self._ctx)
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        n = self.size
+        if n == 0:
+            return False
+        if n == 1:
+            return bool(self.asscalar())
+        raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+    __nonzero__ = __bool__
+
+    def __float__(self):
+        return float(self.asscalar())
+
+    def __int__(self):
+        return int(self.asscalar())
+
+    def __index__(self):
+        if self.size != 1 or not np.issubdtype(self.dtype, np.integer):
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self.asscalar())
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d NDArray")
+        return self._shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __hash__(self):
+        return id(self)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __reduce__(self):
+        return (_from_numpy_ctx, (self.asnumpy(), str(self._ctx.device_type), self._ctx.device_id))
+
+    def __getstate__(self):  # pragma: no cover - __reduce__ is used
+        return None
+
+    # --- DLPack ---
+    def __dlpack__(self, stream=None, **kwargs):
+        t = self._data().detach()
+        return t.__dlpack__(**({'stream': stream} if stream is not None else {}))
+
+    def __dlpack_device__(self):
+        return self._data().__dlpack_device__()
+
+    def to_dlpack_for_read(self):
+        return torch.utils.dlpack.to_dlpack(self._data().detach())
+
+    def to_dlpack_for_write(self):
+        self.wait_to_write()
+        return torch.utils.dlpack.to_dlpack(self._tensor().detach())
+
+    # --- copies and conversion ---
+    def copyto(self, other):
+        """Copies into ``other`` (an NDArray, written in place) or onto a Context (a new array)."""
+        if isinstance(other, Context):
+            out = _make(Storage(), self._shape, self._dtype, other)
+        elif isinstance(other, NDArray):
+            if other._shape != self._shape:
+                raise MXNetError("copyto: shape mismatch, source %s and target %s"
+                                 % (self._shape, other._shape))
+            if other is self or (other._var is self._var and other._view == self._view):
+                return other
+            out = other
+        else:
+            raise TypeError("copyto does not support type %s" % type(other).__name__)
+        copy_into(self, out)
+        return out
+
+    def copy(self):
+        return self.copyto(self._ctx)
+
+    def as_in_context(self, context):
+        """This array if it is on ``context``, else a copy there."""
+        if self._ctx == context:
+            return self
+        return self.copyto(context)
+
+    as_in_ctx = as_in_context
+
+    def as_nd_ndarray(self):
+        return self
+
+    def astype(self, dtype, copy=True):
+        name = dtype_name(dtype)
+        if not copy and name == self._dtype:
+            return self
+        return _op('Cast')(self, dtype=name)
+
+    def tostype(self, stype):
+        if stype != 'default':
+            raise MXNetError("tostype(%r): neomx arrays are dense ('default') only" % (stype,))
+        return self
+
+    def detach(self):
+        """An array sharing this one's storage, outside any recorded graph."""
+        return _op('_detach')(self)
+
+    # --- views ---
+    def reshape(self, *shape, **kwargs):
+        """A view with a new shape (MXNet's codes 0, -1, -2, -3, -4 are understood)."""
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = tuple(shape[0])
+        if not shape:
+            shape = kwargs.pop('shape', None)
+            if shape is None:
+                raise MXNetError("reshape: no shape given")
+        reverse = kwargs.pop('reverse', False)
+        if kwargs:
+            raise TypeError("reshape: unexpected arguments %s" % ', '.join(kwargs))
+        from ..ops.shape import infer_reshape
+        try:
+            new = infer_reshape(self._shape, tuple(shape), reverse)
+        except ShapeError as e:
+            raise MXNetError("reshape: %s" % e) from None
+        return _make(self._var, new, self._dtype, self._ctx, self._view or 0)
+
+    def _at(self, i):
+        n = self._shape[0]
+        if i < -n or i >= n:
+            raise IndexError("index %d is out of bounds for axis 0 with size %d" % (i, n))
+        i %= n
+        rest = self._shape[1:]
+        return _make(self._var, rest or (1,), self._dtype, self._ctx,
+                     (self._view or 0) + i * _numel(rest))
+
+    def _slice0(self, start, stop):
+        rest = self._shape[1:]
+        return _make(self._var, (stop - start,) + rest, self._dtype, self._ctx,
+                     (self._view or 0) + start * _numel(rest))
+
+    def __getitem__(self, key):
+        from .indexing import getitem
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        from .indexing import setitem
+        setitem(self, key, value)
+
+    # --- autograd ---
+    def attach_grad(self, grad_req='write', stype=None):
+        """Marks this array as a variable to differentiate: allocates ``self.grad``."""
+        from ..autograd import mark_variables
+        mark_variables([self], [_op('zeros_like')(self)], grad_req)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Computes the gradients of this array with respect to the marked variables."""
+        from ..autograd import backward
+        backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
+
+    # --- arithmetic ---
+    def __add__(self, other):
+        return _binary(self, other, 'broadcast_add', '_plus_scalar', '_plus_scalar')
+
+    def __radd__(self, other):
+        return _binary(self, other, 'broadcast_add', '_plus_scalar', '_plus_scalar')
+
+    def __sub__(self, other):
+        return _binary(self, other, 'broadcast_sub', '_minus_scalar', None)
+
+    def __rsub__(self, other):
+        return _binary(self, other, None, '_rminus_scalar', None)
+
+    def __mul__(self, other):
+        return _binary(self, other, 'broadcast_mul', '_mul_scalar', None)
+
+    def __rmul__(self, other):
+        return _binary(self, other, 'broadcast_mul', '_mul_scalar', None)
+
+    def __truediv__(self, other):
+        return _binary(self, other, 'broadcast_div', '_div_scalar', None)
+
+    def __rtruediv__(self, other):
+        return _binary(self, other, None, '_rdiv_scalar', None)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __mod__(self, other):
+        return _binary(self, other, 'broadcast_mod', '_mod_scalar', None)
+
+    def __rmod__(self, other):
+        return _binary(self, other, None, '_rmod_scalar', None)
+
+    def __pow__(self, other):
+        return _binary(self, other, 'broadcast_power', '_power_scalar', None)
+
+    def __rpow__(self, other):
+        return _binary(self, other, None, '_rpower_scalar', None)
+
+    def __neg__(self):
+        return _op('negative')(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _op('abs')(self)
+
+    def __eq__(self, other):
+        if other is None:
+            return False
+        return _binary(self, other, 'broadcast_equal', '_equal_scalar', None)
+
+    def __ne__(self, other):
+        if other is None:
+            return True
+        return _binary(self, other, 'broadcast_not_equal', '_not_equal_scalar', None)
+
+    def __gt__(self, other):
+        return _binary(self, other, 'broadcast_greater', '_greater_scalar', None)
+
+    def __ge__(self, other):
+        return _binary(self, other, 'broadcast_greater_equal', '_greater_equal_scalar', None)
+
+    def __lt__(self, other):
+        return _binary(self, other, 'broadcast_lesser', '_lesser_scalar', None)
+
+    def __le__(self, other):
+        return _binary(self, other, 'broadcast_lesser_equal', '_lesser_equal_scalar', None)
+
+    def __iadd__(self, other):
+        return _inplace(self, other, 'broadcast_add', '_plus_scalar')
+
+    def __isub__(self, other):
+        return _inplace(self, other, 'broadcast_sub', '_minus_scalar')
+
+    def __imul__(self, other):
+        return _inplace(self, other, 'broadcast_mul', '_mul_scalar')
+
+    def __itruediv__(self, other):
+        return _inplace(self, other, 'broadcast_div', '_div_scalar')
+
+    __idiv__ = __itruediv__
+
+    def __imod__(self, other):
+        return _inplace(self, other, 'broadcast_mod', '_mod_scalar')
+
+    def __matmul__(self, other):
+        return _op('dot')(self, other)
+
+
+def _from_numpy_ctx(array, device_type, device_id):
+    from .creation import array as _array
+    return _array(array, ctx=Context(device_type, device_id))
+
+
+# Operators are looked up lazily: ops/ defines them after this module is imported.
+_OP_FUNCS = {}
+
+
+def _op(name):
+    f = _OP_FUNCS.get(name)
+    if f is None:
+        from . import gen
+        f = _OP_FUNCS[name] = gen.nd_function(registry.get(name))
+    return f
+
+
+_SCALAR_OPS = {}
+
+
+def _scalar_op(name):
+    op = _SCALAR_OPS.get(name)
+    if op is None:
+        op = _SCALAR_OPS[name] = registry.get(name)
+    return op
+
+
+def _binary(lhs, rhs, array_op, scalar_op, _unused):
+    """``lhs (op) rhs`` for an NDArray ``lhs``; ``array_op`` None means rhs is the left operand
+    of a reflected scalar op."""
+    if isinstance(rhs, NDArray):
+        if array_op is None:
+            return NotImplemented
+        op = _scalar_op(array_op)
+        return invoke(op, (lhs, rhs), _EMPTY, where=user_line())
+    if isinstance(rhs, _REAL):
+        op = _scalar_op(scalar_op)
+        return invoke(op, (lhs,), {'scalar': float(rhs)}, where=user_line())
+    if isinstance(rhs, np.ndarray):
+        from .creation import array as _array
+        return _binary(lhs, _array(rhs, ctx=lhs._ctx, dtype=lhs._dtype), array_op, scalar_op, None)
+    return NotImplemented
+
+
+def _inplace(self, other, array_op, scalar_op):
+    where = user_line()
+    if isinstance(other, NDArray):
+        return invoke(_scalar_op(array_op), (self, other), _EMPTY, out=self, where=where)
+    if isinstance(other, _REAL):
+        return invoke(_scalar_op(scalar_op), (self,), {'scalar': float(other)}, out=self, where=where)
+    raise TypeError("unsupported operand type %s for in-place %s" % (type(other).__name__, array_op))
+
+
+_EMPTY = {}
+
+
+def copy_into(src, dst):
+    """Pushes a copy of ``src`` into ``dst`` (any devices); on its own copy worker when the
+    devices differ, so the copy overlaps computation."""
+    where = user_line(3)
+    cross = src._ctx != dst._ctx
+    dev = dst._ctx.torch_device
+    rec = bool(mode.recording and src._var.leaves)
+    if rec:
+        dst._var.leaves = src._var.leaves
+    fresh = dst._var.tensor is None and dst._view is None and dst._var.writer is None
+    dtype = dtype_torch(dst._dtype)
+
+    def fn():
+        t = src._tensor()
+        if rec:
+            torch.set_grad_enabled(True)
+        try:
+            if t.device != dev:
+                r = t.to(dev, dtype=dtype, non_blocking=True)
+                if dev.type == 'cuda':
+                    r.record_stream(torch.cuda.current_stream(dev))
+            else:
+                r = t.to(dtype=dtype, copy=True) if fresh else t
+            if fresh:
+                dst._var.tensor = r.contiguous()
+            else:
+                _store(dst, r)
+        finally:
+            if rec:
+                torch.set_grad_enabled(False)
+    reads = [src._var]
+    _engine._engine.push(fn, reads, [dst._var], dst._ctx, '_copyto', where, copy=cross)

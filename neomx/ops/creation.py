@@ -1,0 +1,253 @@
+"""Creation operators (no array inputs) and random sampling.
+
+Creation kernels receive ``device``; random kernels receive ``generator``, the generator of
+the device the operator runs on (each device has its own, seeded by ``mx.random.seed``).
+"""
+import math
+
+import torch
+
+from ..base import dtype_torch
+from .registry import Bool, DType, Float, FloatOrNone, Int, ShapeError, Shape, Str, register
+
+
+def _shape_rule(attrs, shapes, dtypes):
+    shape = attrs['shape']
+    if any(d < 0 for d in shape):
+        raise ShapeError("shape %s has a negative dimension" % (shape,))
+    return (shape,), (attrs.get('dtype') or 'float32',)
+
+
+_CREATE = {'shape': Shape(()), 'ctx': Str(''), 'dtype': DType('float32')}
+
+
+def _zeros(shape, ctx, dtype, device):
+    return torch.zeros(shape, dtype=dtype_torch(dtype), device=device)
+
+
+def _ones(shape, ctx, dtype, device):
+    return torch.ones(shape, dtype=dtype_torch(dtype), device=device)
+
+
+def _empty(shape, ctx, dtype, device):
+    return torch.empty(shape, dtype=dtype_torch(dtype), device=device)
+
+
+def _full(shape, ctx, dtype, value, device):
+    return torch.full(shape, value, dtype=dtype_torch(dtype), device=device)
+
+
+register('_zeros', inputs=(), attrs=_CREATE, creation=True, infer=_shape_rule)(_zeros)
+register('_ones', inputs=(), attrs=_CREATE, creation=True, infer=_shape_rule)(_ones)
+register('_empty', inputs=(), attrs=_CREATE, creation=True, infer=_shape_rule)(_empty)
+register('_full', inputs=(), attrs=dict(_CREATE, value=Float()), creation=True,
+         infer=_shape_rule)(_full)
+
+
+def _arange_len(start, stop, step, repeat):
+    if stop is None:
+        start, stop = 0.0, start
+    if step == 0:
+        raise ShapeError("arange: step must not be 0")
+    n = int(math.ceil((stop - start) / step))
+    return max(n, 0) * repeat, start, stop
+
+
+def _arange_rule(attrs, shapes, dtypes):
+    n, _, _ = _arange_len(attrs['start'], attrs['stop'], attrs['step'], attrs['repeat'])
+    return ((n,),), (attrs['dtype'] or 'float32',)
+
+
+def _arange(start, stop, step, repeat, infer_range, ctx, dtype, device):
+    """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
+    n, start, stop = _arange_len(start, stop, step, repeat)
+    if device.type == 'meta':
+        return torch.empty((n,), dtype=dtype_torch(dtype), device=device)
+    r = torch.arange(n // repeat if repeat else 0, dtype=torch.float64, device=device) * step + start
+    if repeat > 1:
+        r = r.repeat_interleave(repeat)
+    return r.to(dtype_torch(dtype))
+
+
+register('_arange', inputs=(), creation=True, infer=_arange_rule,
+         attrs={'start': Float(0.0), 'stop': FloatOrNone(None), 'step': Float(1.0),
+                'repeat': Int(1), 'infer_range': Bool(False), 'ctx': Str(''),
+                'dtype': DType('float32')})(_arange)
+
+
+def _eye_rule(attrs, shapes, dtypes):
+    n, m = attrs['N'], attrs['M'] or attrs['N']
+    return ((n, m),), (attrs['dtype'] or 'float32',)
+
+
+def _eye(N, M, k, ctx, dtype, device):
+    M = M or N
+    out = torch.zeros((N, M), dtype=dtype_torch(dtype), device=device)
+    if device.type != 'meta':
+        out.diagonal(k).fill_(1)
+    return out
+
+
+register('_eye', inputs=(), creation=True, infer=_eye_rule,
+         attrs={'N': Int(), 'M': Int(0), 'k': Int(0), 'ctx': Str(''),
+                'dtype': DType('float32')})(_eye)
+
+
+def _linspace_rule(attrs, shapes, dtypes):
+    return ((attrs['num'],),), (attrs['dtype'] or 'float32',)
+
+
+def _linspace(start, stop, num, endpoint, ctx, dtype, device):
+    if endpoint:
+        r = torch.linspace(start, stop, num, dtype=torch.float64, device=device)
+    else:
+        r = torch.linspace(start, stop, num + 1, dtype=torch.float64, device=device)[:num]
+    return r.to(dtype_torch(dtype))
+
+
+register('_linspace', inputs=(), creation=True, infer=_linspace_rule,
+         attrs={'start': Float(), 'stop': Float(), 'num': Int(), 'endpoint': Bool(True),
+                'ctx': Str(''), 'dtype': DType('float32')})(_linspace)
+
+
+# -- random ---------------------------------------------------------------------------------
+
+def _uniform(low, high, shape, ctx, dtype, device, generator):
+    out = torch.empty(shape, dtype=dtype_torch(dtype), device=device)
+    return out.uniform_(low, high, generator=generator) if device.type != 'meta' else out
+
+
+def _normal(loc, scale, shape, ctx, dtype, device, generator):
+    out = torch.empty(shape, dtype=dtype_torch(dtype), device=device)
+    return out.normal_(loc, scale, generator=generator) if device.type != 'meta' else out
+
+
+def _randint(low, high, shape, ctx, dtype, device, generator):
+    if high <= low:
+        raise ShapeError("randint: low=%d must be below high=%d" % (low, high))
+    return torch.randint(low, high, shape, dtype=dtype_torch(dtype), device=device,
+                         generator=generator)
+
+
+def _exponential(lam, shape, ctx, dtype, device, generator):
+    out = torch.empty(shape, dtype=dtype_torch(dtype), device=device)
+    return out.exponential_(lam, generator=generator) if device.type != 'meta' else out
+
+
+def _gamma(alpha, beta, shape, ctx, dtype, device, generator):
+    if device.type == 'meta':
+        return torch.empty(shape, dtype=dtype_torch(dtype), device=device)
+    conc = torch.full(shape, alpha, dtype=torch.float32, device=device)
+    return (torch._standard_gamma(conc, generator=generator) * beta).to(dtype_torch(dtype))
+
+
+def _poisson(lam, shape, ctx, dtype, device, generator):
+    if device.type == 'meta':
+        return torch.empty(shape, dtype=dtype_torch(dtype), device=device)
+    rates = torch.full(shape, lam, dtype=torch.float32, device=device)
+    return torch.poisson(rates, generator=generator).to(dtype_torch(dtype))
+
+
+_RAND = {'shape': Shape(()), 'ctx': Str(''), 'dtype': DType('float32')}
+register('_random_uniform', inputs=(), creation=True, rng=True, infer=_shape_rule,
+         aliases=('random_uniform', 'uniform'),
+         attrs=dict(low=Float(0.0), high=Float(1.0), **_RAND))(_uniform)
+register('_random_normal', inputs=(), creation=True, rng=True, infer=_shape_rule,
+         aliases=('random_normal', 'normal'),
+         attrs=dict(loc=Float(0.0), scale=Float(1.0), **_RAND))(_normal)
+register('_random_randint', inputs=(), creation=True, rng=True, infer=_shape_rule,
+         aliases=('random_randint',),
+         attrs=dict(low=Int(), high=Int(), shape=Shape(()), ctx=Str(''),
+                    dtype=DType('int32')))(_randint)
+register('_random_exponential', inputs=(), creation=True, rng=True, infer=_shape_rule,
+         aliases=('random_exponential',), attrs=dict(lam=Float(1.0), **_RAND))(_exponential)
+register('_random_gamma', inputs=(), creation=True, rng=True, infer=_shape_rule,
+         aliases=('random_gamma',),
+         attrs=dict(alpha=Float(1.0), beta=Float(1.0), **_RAND))(_gamma)
+register('_random_poisson', inputs=(), creation=True, rng=True, infer=_shape_rule,
+         aliases=('random_poisson',), attrs=dict(lam=Float(1.0), **_RAND))(_poisson)
+
+
+def _shuffle(data, generator):
+    """A copy of ``data`` with its first axis randomly permuted."""
+    if data.device.type == 'meta':
+        return torch.empty_like(data)
+    perm = torch.randperm(data.shape[0], generator=generator, device=data.device)
+    return data[perm]
+
+
+register('_shuffle', inputs=('data',), rng=True, aliases=('shuffle',),
+         infer=lambda attrs, shapes, dtypes: ((shapes[0],), (dtypes[0],)))(_shuffle)
+
+
+def _multinomial_rule(attrs, shapes, dtypes):
+    shape = shapes[0][:-1] + tuple(attrs['shape'])
+    out = ((shape or (1,)),)
+    if attrs['get_prob']:
+        return out * 2, (attrs['dtype'], dtypes[0])
+    return out, (attrs['dtype'],)
+
+
+def _multinomial(data, shape, get_prob, dtype, generator):
+    """Draws category indices from the distributions in the last axis of ``data``."""
+    k = data.shape[-1]
+    n = 1
+    for d in shape:
+        n *= d
+    flat = data.reshape(-1, k).float()
+    idx = torch.multinomial(flat, max(n, 1), replacement=True, generator=generator)
+    out_shape = tuple(data.shape[:-1]) + tuple(shape)
+    idx = idx.reshape(out_shape or (1,))
+    if get_prob:
+        prob = torch.gather(flat, 1, idx.reshape(flat.shape[0], -1)).reshape(idx.shape)
+        return idx.to(dtype_torch(dtype)), torch.log(prob).to(data.dtype)
+    return idx.to(dtype_torch(dtype))
+
+
+register('_sample_multinomial', inputs=('data',), rng=True, aliases=('sample_multinomial',),
+         infer=_multinomial_rule,
+         num_outputs=lambda attrs: 2 if attrs['get_prob'] else 1,
+         attrs={'shape': Shape(()), 'get_prob': Bool(False), 'dtype': DType('int32')})(_multinomial)
+
+
+def _sample_rule(attrs, shapes, dtypes):
+    return (tuple(shapes[0]) + tuple(attrs['shape']),), (attrs['dtype'] or dtypes[0],)
+
+
+def _expand_params(p, shape):
+    return p.reshape(tuple(p.shape) + (1,) * len(shape)).expand(tuple(p.shape) + tuple(shape))
+
+
+def _sample_uniform(low, high, shape, dtype, generator):
+    lo, hi = _expand_params(low, shape), _expand_params(high, shape)
+    u = torch.empty(lo.shape, dtype=torch.float32, device=low.device)
+    if low.device.type != 'meta':
+        u.uniform_(0, 1, generator=generator)
+    return (lo + (hi - lo) * u).to(dtype_torch(dtype or low.dtype))
+
+
+def _sample_normal(mu, sigma, shape, dtype, generator):
+    m, s = _expand_params(mu, shape), _expand_params(sigma, shape)
+    z = torch.empty(m.shape, dtype=torch.float32, device=mu.device)
+    if mu.device.type != 'meta':
+        z.normal_(0, 1, generator=generator)
+    return (m + s * z).to(dtype_torch(dtype or mu.dtype))
+
+
+register('_sample_uniform', inputs=('low', 'high'), rng=True, aliases=('sample_uniform',),
+         infer=_sample_rule, attrs={'shape': Shape(()), 'dtype': DType(None)})(_sample_uniform)
+register('_sample_normal', inputs=('mu', 'sigma'), rng=True, aliases=('sample_normal',),
+         infer=_sample_rule, attrs={'shape': Shape(()), 'dtype': DType(None)})(_sample_normal)
+
+
+def _bernoulli_like(data, p, generator):
+    """1 with probability ``p``, else 0, in ``data``'s shape and dtype (dropout masks)."""
+    u = torch.empty(data.shape, dtype=torch.float32, device=data.device)
+    if data.device.type != 'meta':
+        u.uniform_(0, 1, generator=generator)
+    return (u < p).to(data.dtype)
+
+
+register('_bernoulli_like', inputs=('data',), rng=True, attrs={'p': Float(0.5)},
+         infer=lambda attrs, shapes, dtypes: ((shapes[0],), (dtypes[0],)),
+         infer_attrs=())(_bernoulli_like)

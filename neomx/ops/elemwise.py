@@ -1,0 +1,300 @@
+"""Elementwise operators: binary (broadcasting and same-shape), with a scalar, and unary.
+
+MXNet's rules kept here: the two inputs of a binary operator must have the same dtype; a
+scalar takes the dtype of the array (``int32_array * 1.5`` multiplies by 1); comparisons
+return 0/1 in the input's dtype.
+"""
+import torch
+
+from .registry import Float, Int, ShapeError, register
+
+# -- shape rules --------------------------------------------------------------------------
+
+
+def same_as_input(attrs, shapes, dtypes):
+    return (shapes[0],), (dtypes[0],)
+
+
+def broadcast_shape(op, a, b):
+    if a == b:
+        return a
+    n = max(len(a), len(b))
+    a2 = (1,) * (n - len(a)) + tuple(a)
+    b2 = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a2, b2):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ShapeError("shapes %s and %s cannot be broadcast together" % (tuple(a), tuple(b)))
+    return tuple(out)
+
+
+def _same_dtype(op, dtypes):
+    if dtypes[0] != dtypes[1]:
+        raise ShapeError("inputs have different dtypes %s and %s; cast one with astype first"
+                         % (dtypes[0], dtypes[1]))
+
+
+def _broadcast_rule(attrs, shapes, dtypes):
+    _same_dtype(None, dtypes)
+    return (broadcast_shape(None, shapes[0], shapes[1]),), (dtypes[0],)
+
+
+def _elemwise_rule(attrs, shapes, dtypes):
+    _same_dtype(None, dtypes)
+    if shapes[0] != shapes[1]:
+        raise ShapeError("shapes %s and %s differ (an elementwise operator needs equal shapes; "
+                         "the broadcast_* operators broadcast)" % (shapes[0], shapes[1]))
+    return (shapes[0],), (dtypes[0],)
+
+
+def _as_dtype(r, like):
+    return r if r.dtype == like.dtype else r.to(like.dtype)
+
+
+def _idiv(a, b):
+    if a.is_floating_point():
+        return torch.div(a, b)
+    return torch.div(a, b, rounding_mode='trunc')
+
+
+def _imod(a, b):
+    return torch.fmod(a, b) if not a.is_floating_point() else torch.remainder(a, b)
+
+
+# Binary maths shared by the array-array and the array-scalar forms.
+_BINARY = {
+    'add': (torch.add, ('_plus', '_Plus', '_add')),
+    'sub': (torch.sub, ('_minus', '_Minus', '_sub')),
+    'mul': (torch.mul, ('_mul', '_Mul')),
+    'div': (_idiv, ('_div', '_Div')),
+    'mod': (torch.remainder, ('_mod', '_Mod')),
+    'power': (torch.pow, ('_power', '_Power')),
+    'maximum': (torch.maximum, ('_maximum', '_Maximum')),
+    'minimum': (torch.minimum, ('_minimum', '_Minimum')),
+    'hypot': (torch.hypot, ('_hypot', '_Hypot')),
+}
+_COMPARE = {
+    'equal': torch.eq, 'not_equal': torch.ne, 'greater': torch.gt, 'greater_equal': torch.ge,
+    'lesser': torch.lt, 'lesser_equal': torch.le,
+    'logical_and': torch.logical_and, 'logical_or': torch.logical_or,
+    'logical_xor': torch.logical_xor,
+}
+
+
+def _register_binary(name, f, elem_aliases):
+    def bk(lhs, rhs):
+        return f(lhs, rhs)
+    bk.__doc__ = "Elementwise %s of two arrays with broadcasting." % name
+    aliases = ('broadcast_plus',) if name == 'add' else ('broadcast_minus',) if name == 'sub' else ()
+    register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=_broadcast_rule, infer_attrs=(),
+             aliases=aliases)(bk)
+    if name in ('hypot',):
+        return
+
+    def ek(lhs, rhs):
+        return f(lhs, rhs)
+    ek.__doc__ = "Elementwise %s of two arrays of the same shape." % name
+    register('elemwise_' + name if name in ('add', 'sub', 'mul', 'div') else '_elemwise_' + name,
+             inputs=('lhs', 'rhs'), infer=_elemwise_rule, infer_attrs=(),
+             aliases=elem_aliases)(ek)
+
+
+for _name, (_f, _aliases) in _BINARY.items():
+    _register_binary(_name, _f, _aliases)
+
+
+def _register_compare(name, f):
+    def bk(lhs, rhs):
+        return f(lhs, rhs).to(lhs.dtype)
+    bk.__doc__ = "Elementwise ``%s`` with broadcasting: 1 where true, 0 elsewhere." % name
+    register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=_broadcast_rule, infer_attrs=())(bk)
+
+    def ek(lhs, rhs):
+        return f(lhs, rhs).to(lhs.dtype)
+    register('_' + name, inputs=('lhs', 'rhs'), infer=_elemwise_rule, infer_attrs=(),
+             aliases=('_' + ''.join(p.capitalize() for p in name.split('_')),))(ek)
+
+
+for _name, _f in _COMPARE.items():
+    _register_compare(_name, _f)
+
+
+# -- with a scalar ------------------------------------------------------------------------
+
+def _scalar(data, scalar):
+    """The scalar in the array's dtype, as MXNet casts it."""
+    if data.is_floating_point():
+        return scalar
+    if data.dtype == torch.bool:
+        return bool(scalar)
+    return int(scalar)
+
+
+def _register_scalar(name, f, aliases=()):
+    def k(data, scalar):
+        return _as_dtype(f(data, _scalar(data, scalar)), data)
+    k.__doc__ = "Elementwise ``%s`` of an array and a scalar." % name
+    register(name, inputs=('data',), attrs={'scalar': Float(1.0)}, infer=same_as_input,
+             infer_attrs=(), aliases=aliases)(k)
+
+
+_register_scalar('_plus_scalar', torch.add, ('_PlusScalar',))
+_register_scalar('_minus_scalar', torch.sub, ('_MinusScalar',))
+_register_scalar('_rminus_scalar', lambda x, s: torch.sub(s, x) if isinstance(s, bool) else
+                 torch.rsub(x, s), ('_RMinusScalar',))
+_register_scalar('_mul_scalar', torch.mul, ('_MulScalar',))
+_register_scalar('_div_scalar', _idiv, ('_DivScalar',))
+_register_scalar('_rdiv_scalar', lambda x, s: s / x if x.is_floating_point() else
+                 _idiv(torch.full_like(x, s), x), ('_RDivScalar',))
+_register_scalar('_mod_scalar', torch.remainder, ('_ModScalar',))
+_register_scalar('_rmod_scalar', lambda x, s: torch.remainder(torch.full_like(x, s), x),
+                 ('_RModScalar',))
+_register_scalar('_power_scalar', torch.pow, ('_PowerScalar',))
+_register_scalar('_rpower_scalar', lambda x, s: torch.pow(s, x), ('_RPowerScalar',))
+_register_scalar('_maximum_scalar', lambda x, s: torch.clamp(x, min=s), ('_MaximumScalar',))
+_register_scalar('_minimum_scalar', lambda x, s: torch.clamp(x, max=s), ('_MinimumScalar',))
+_register_scalar('_hypot_scalar', lambda x, s: torch.hypot(x, torch.full_like(x, s)),
+                 ('_HypotScalar',))
+for _name, _f in _COMPARE.items():
+    _register_scalar('_%s_scalar' % _name, _f,
+                     ('_%sScalar' % ''.join(p.capitalize() for p in _name.split('_')),))
+
+
+# -- unary ---------------------------------------------------------------------------------
+
+def _float_only(f, name):
+    def k(data):
+        return f(data)
+    k.__doc__ = "Elementwise %s." % name
+    return k
+
+
+def _softrelu(x):
+    return torch.nn.functional.softplus(x)
+
+
+def _rsqrt(x):
+    return torch.rsqrt(x)
+
+
+def _rcbrt(x):
+    return 1.0 / torch.pow(x, 1.0 / 3)
+
+
+def _cbrt(x):
+    return torch.sign(x) * torch.pow(torch.abs(x), 1.0 / 3)
+
+
+def _fix(x):
+    return torch.trunc(x)
+
+
+def _round_half_away(x):
+    # MXNet's round rounds halves away from zero; torch.round rounds them to even.
+    return torch.sign(x) * torch.floor(torch.abs(x) + 0.5)
+
+
+def _logical_not(x):
+    return torch.logical_not(x).to(x.dtype)
+
+
+def _gamma(x):
+    return torch.exp(torch.lgamma(x)) * torch.where(
+        (x < 0) & (torch.floor(x).remainder(2) == 0), -1.0, 1.0).to(x.dtype)
+
+
+_UNARY = {
+    'abs': torch.abs, 'sign': torch.sign, 'negative': torch.neg, 'exp': torch.exp,
+    'expm1': torch.expm1, 'log': torch.log, 'log1p': torch.log1p, 'log2': torch.log2,
+    'log10': torch.log10, 'sqrt': torch.sqrt, 'rsqrt': _rsqrt, 'cbrt': _cbrt, 'rcbrt': _rcbrt,
+    'square': torch.square, 'reciprocal': torch.reciprocal, 'sin': torch.sin, 'cos': torch.cos,
+    'tan': torch.tan, 'arcsin': torch.asin, 'arccos': torch.acos, 'arctan': torch.atan,
+    'sinh': torch.sinh, 'cosh': torch.cosh, 'tanh': torch.tanh, 'arcsinh': torch.asinh,
+    'arccosh': torch.acosh, 'arctanh': torch.atanh, 'degrees': torch.rad2deg,
+    'radians': torch.deg2rad, 'floor': torch.floor, 'ceil': torch.ceil, 'round': _round_half_away,
+    'rint': torch.round, 'fix': _fix, 'trunc': torch.trunc, 'relu': torch.relu,
+    'sigmoid': torch.sigmoid, 'softsign': torch.nn.functional.softsign, 'erf': torch.erf,
+    'erfinv': torch.erfinv, 'gamma': _gamma, 'gammaln': torch.lgamma,
+    'logical_not': _logical_not, 'softrelu': _softrelu, 'log_sigmoid': torch.nn.functional.logsigmoid,
+    'mish': torch.nn.functional.mish,
+}
+
+for _name, _f in _UNARY.items():
+    register(_name, inputs=('data',), infer=same_as_input, infer_attrs=(), fluent=True)(
+        _float_only(_f, _name))
+
+
+def _copy(data):
+    return data.clone()
+
+
+register('_copy', inputs=('data',), infer=same_as_input, infer_attrs=(), aliases=('identity',))(_copy)
+
+
+def _detach(data):
+    return data.detach()
+
+
+register('_detach', inputs=('data',), infer=same_as_input, infer_attrs=(), view=True)(_detach)
+
+
+def _block_grad(data):
+    """Passes ``data`` forward and stops the gradient."""
+    return data.detach()
+
+
+register('BlockGrad', inputs=('data',), infer=same_as_input, infer_attrs=(), view=True,
+         aliases=('stop_gradient',))(_block_grad)
+
+
+def _zeros_like(data):
+    return torch.zeros_like(data)
+
+
+def _ones_like(data):
+    return torch.ones_like(data)
+
+
+register('zeros_like', inputs=('data',), infer=same_as_input, infer_attrs=(), fluent=True)(_zeros_like)
+register('ones_like', inputs=('data',), infer=same_as_input, infer_attrs=(), fluent=True)(_ones_like)
+
+
+def _clip(data, a_min, a_max):
+    return torch.clamp(data, _scalar(data, a_min), _scalar(data, a_max))
+
+
+register('clip', inputs=('data',), attrs={'a_min': Float(), 'a_max': Float()},
+         infer=same_as_input, infer_attrs=(), fluent=True)(_clip)
+
+
+def _add_n(*args):
+    out = args[0]
+    for a in args[1:]:
+        out = out + a
+    return out if len(args) > 1 else out.clone()
+
+
+def _add_n_rule(attrs, shapes, dtypes):
+    for s, d in zip(shapes[1:], dtypes[1:]):
+        if s != shapes[0] or d != dtypes[0]:
+            raise ShapeError("add_n needs inputs of one shape and dtype, got %s" %
+                             ', '.join('%s %s' % sd for sd in zip(shapes, dtypes)))
+    return (shapes[0],), (dtypes[0],)
+
+
+register('add_n', inputs=('*args',), attrs={'num_args': Int(0)}, infer=_add_n_rule,
+         infer_attrs=(), key_var_num_args='num_args', aliases=('ElementWiseSum', '_sum'))(_add_n)
+
+
+def _smooth_l1(data, scalar):
+    s2 = scalar * scalar
+    a = torch.abs(data)
+    return torch.where(a < 1.0 / s2, 0.5 * s2 * data * data, a - 0.5 / s2)
+
+
+register('smooth_l1', inputs=('data',), attrs={'scalar': Float(1.0)}, infer=same_as_input,
+         infer_attrs=())(_smooth_l1)

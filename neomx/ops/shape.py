@@ -1,0 +1,394 @@
+"""Shape operators: reshape (with MXNet's special codes), transpose, expand_dims, squeeze,
+flatten, concat, stack, split, slicing, tile, repeat, flip, swapaxes, broadcast_to, Cast.
+
+Kernels that torch answers with a view are flagged ``view=True``: the caller copies the
+result, since an MXNet operator never returns memory shared with its input.
+"""
+import torch
+
+from ..base import dtype_torch
+from .registry import Axis, Bool, DType, Enum, Float, Int, IntOrNone, ShapeError, Shape, register
+
+
+def infer_reshape(src, target, reverse=False):
+    """The shape MXNet's Reshape gives ``src`` for ``target``, whose codes are
+    0 (copy this dim), -1 (infer), -2 (copy all remaining), -3 (merge two dims),
+    -4 (split a dim into the next two, one of which may be -1)."""
+    src = tuple(src)
+    target = tuple(target)
+    if reverse:
+        out = infer_reshape(src[::-1], _reverse_codes(target), False)
+        return out[::-1]
+    out = []
+    i = 0          # position in src
+    j = 0
+    infer_at = None
+    while j < len(target):
+        t = target[j]
+        if t > 0:
+            out.append(t)
+            i += 1
+        elif t == 0:
+            if i >= len(src):
+                raise ShapeError("code 0 at position %d has no matching input dim in %s" % (j, src))
+            out.append(src[i])
+            i += 1
+        elif t == -1:
+            if infer_at is not None:
+                raise ShapeError("more than one -1 in target shape %s" % (target,))
+            infer_at = len(out)
+            out.append(-1)
+            i += 1
+        elif t == -2:
+            out.extend(src[i:])
+            i = len(src)
+        elif t == -3:
+            if i + 1 >= len(src):
+                raise ShapeError("code -3 needs two input dims at position %d of %s" % (i, src))
+            out.append(src[i] * src[i + 1])
+            i += 2
+        elif t == -4:
+            if j + 2 >= len(target) or i >= len(src):
+                raise ShapeError("code -4 needs two following dims in %s" % (target,))
+            d, a, b = src[i], target[j + 1], target[j + 2]
+            if a == -1:
+                a = d // b if b else 0
+            if b == -1:
+                b = d // a if a else 0
+            if a * b != d:
+                raise ShapeError("code -4 splits dim %d into %d x %d" % (d, a, b))
+            out.extend([a, b])
+            i += 1
+            j += 2
+        else:
+            raise ShapeError("invalid code %d in target shape %s" % (t, target))
+        j += 1
+    total = 1
+    for d in src:
+        total *= d
+    if infer_at is not None:
+        known = 1
+        for k, d in enumerate(out):
+            if k != infer_at:
+                known *= d
+        if known == 0 or total % known:
+            raise ShapeError("cannot reshape %s into %s" % (src, target))
+        out[infer_at] = total // known
+    n = 1
+    for d in out:
+        n *= d
+    if n != total:
+        raise ShapeError("cannot reshape array of shape %s (size %d) into %s (size %d)"
+                         % (src, total, tuple(out), n))
+    return tuple(out)
+
+
+def _reverse_codes(target):
+    # -4 takes the two dims after it: keep such groups together when reversing.
+    groups, j = [], 0
+    while j < len(target):
+        if target[j] == -4:
+            groups.append(target[j:j + 3])
+            j += 3
+        else:
+            groups.append(target[j:j + 1])
+            j += 1
+    out = []
+    for g in reversed(groups):
+        out.extend((g[0], g[2], g[1]) if len(g) == 3 else g)
+    return tuple(out)
+
+
+def _reshape_rule(attrs, shapes, dtypes):
+    return (infer_reshape(shapes[0], attrs['shape'], attrs['reverse']),), (dtypes[0],)
+
+
+def _reshape(data, shape, reverse, target_shape=None, keep_highest=False):
+    return data.reshape(infer_reshape(tuple(data.shape), shape, reverse))
+
+
+register('Reshape', aliases=('reshape',), view=True, infer=_reshape_rule, fluent=True,
+         attrs={'shape': Shape(()), 'reverse': Bool(False), 'target_shape': Shape(()),
+                'keep_highest': Bool(False)})(_reshape)
+
+
+def _reshape_like(lhs, rhs):
+    return lhs.reshape(rhs.shape)
+
+
+register('reshape_like', inputs=('lhs', 'rhs'), view=True,
+         infer=lambda a, s, d: ((s[1],), (d[0],)))(_reshape_like)
+
+
+def _norm_axis(axis, ndim, op='axis'):
+    if not -ndim <= axis < max(ndim, 1):
+        raise ShapeError("%s %d is out of range for %d dims" % (op, axis, ndim))
+    return axis % max(ndim, 1)
+
+
+def _transpose(data, axes):
+    if not axes:
+        return data.permute(*reversed(range(data.dim())))
+    if len(axes) != data.dim():
+        raise ShapeError("axes %s do not match %d dims" % (axes, data.dim()))
+    return data.permute(*axes)
+
+
+register('transpose', view=True, fluent=True, attrs={'axes': Shape(())})(_transpose)
+
+
+def _expand_dims(data, axis):
+    return data.unsqueeze(_norm_axis(axis, data.dim() + 1))
+
+
+register('expand_dims', view=True, fluent=True, attrs={'axis': Int()})(_expand_dims)
+
+
+def _squeeze(data, axis):
+    if axis is None:
+        out = data.squeeze()
+    else:
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        axes = [_norm_axis(a, data.dim()) for a in axes]
+        for a in axes:
+            if data.shape[a] != 1:
+                raise ShapeError("cannot squeeze axis %d of size %d" % (a, data.shape[a]))
+        out = data.squeeze(tuple(axes))
+    return out.reshape(1) if out.dim() == 0 else out
+
+
+register('squeeze', view=True, fluent=True, attrs={'axis': Axis(None)})(_squeeze)
+
+
+def _flatten(data):
+    return data.reshape(data.shape[0], -1) if data.dim() else data.reshape(1, 1)
+
+
+register('Flatten', aliases=('flatten',), view=True, fluent=True)(_flatten)
+
+
+def _concat(*data, dim, num_args):
+    return torch.cat(data, dim=dim)
+
+
+def _concat_rule(attrs, shapes, dtypes):
+    dim = attrs['dim']
+    base = shapes[0]
+    axis = _norm_axis(dim, len(base), 'dim')
+    total = 0
+    for s, d in zip(shapes, dtypes):
+        if len(s) != len(base) or any(a != b for k, (a, b) in enumerate(zip(s, base)) if k != axis):
+            raise ShapeError("inputs of shapes %s do not match except on dim %d" % (list(shapes), dim))
+        if d != dtypes[0]:
+            raise ShapeError("inputs have different dtypes %s" % (list(dtypes),))
+        total += s[axis]
+    out = list(base)
+    out[axis] = total
+    return (tuple(out),), (dtypes[0],)
+
+
+register('Concat', aliases=('concat',), inputs=('*data',), key_var_num_args='num_args',
+         infer=_concat_rule, attrs={'num_args': Int(0), 'dim': Int(1)})(_concat)
+
+
+def _stack(*data, axis, num_args):
+    return torch.stack(data, dim=axis)
+
+
+def _stack_rule(attrs, shapes, dtypes):
+    for s in shapes:
+        if s != shapes[0]:
+            raise ShapeError("stack needs inputs of one shape, got %s" % (list(shapes),))
+    axis = _norm_axis(attrs['axis'], len(shapes[0]) + 1)
+    out = list(shapes[0])
+    out.insert(axis, len(shapes))
+    return (tuple(out),), (dtypes[0],)
+
+
+register('stack', inputs=('*data',), key_var_num_args='num_args', infer=_stack_rule,
+         attrs={'axis': Int(0), 'num_args': Int(0)})(_stack)
+
+
+def _split(data, num_outputs, axis, squeeze_axis):
+    axis = _norm_axis(axis, data.dim())
+    if data.shape[axis] % num_outputs:
+        raise ShapeError("axis %d of size %d does not split into %d equal parts"
+                         % (axis, data.shape[axis], num_outputs))
+    parts = torch.chunk(data, num_outputs, dim=axis)
+    if squeeze_axis:
+        parts = [p.squeeze(axis) for p in parts]
+    return tuple(parts)
+
+
+register('SliceChannel', aliases=('split',), view=True, fluent=True,
+         num_outputs=lambda attrs: attrs['num_outputs'],
+         attrs={'num_outputs': Int(), 'axis': Int(1), 'squeeze_axis': Bool(False)})(_split)
+
+
+def _slice_tuple(shape, begin, end, step):
+    if len(begin) > len(shape) or len(end) != len(begin):
+        raise ShapeError("begin %s / end %s do not fit shape %s" % (begin, end, shape))
+    index = []
+    for k, b in enumerate(begin):
+        e = end[k]
+        s = step[k] if k < len(step) and step[k] is not None else 1
+        if s == 0:
+            raise ShapeError("slice step must not be 0")
+        index.append(slice(b, e, s))
+    return tuple(index)
+
+
+def _slice(data, begin, end, step):
+    index = _slice_tuple(tuple(data.shape), begin, end, step)
+    if any(s.step is not None and s.step < 0 for s in index):
+        out = data
+        for axis, s in enumerate(index):
+            out = _neg_step(out, axis, s)
+        return out
+    return data[index]
+
+
+def _neg_step(t, axis, s):
+    n = t.shape[axis]
+    idx = torch.arange(n, device=t.device)[s]
+    return t.index_select(axis, idx)
+
+
+register('slice', aliases=('crop',), view=True, fluent=True,
+         attrs={'begin': Shape(allow_none=True), 'end': Shape(allow_none=True),
+                'step': Shape((), allow_none=True)})(_slice)
+
+
+def _slice_axis(data, axis, begin, end):
+    axis = _norm_axis(axis, data.dim())
+    return data.narrow(axis, 0, data.shape[axis])[(slice(None),) * axis + (slice(begin, end),)]
+
+
+register('slice_axis', view=True, fluent=True,
+         attrs={'axis': Int(), 'begin': Int(), 'end': IntOrNone()})(_slice_axis)
+
+
+def _slice_like(data, shape_like, axes):
+    axes = axes or tuple(range(shape_like.dim()))
+    index = [slice(None)] * data.dim()
+    for a in axes:
+        a = _norm_axis(a, data.dim())
+        index[a] = slice(0, shape_like.shape[a])
+    return data[tuple(index)]
+
+
+register('slice_like', inputs=('data', 'shape_like'), view=True,
+         attrs={'axes': Shape(())})(_slice_like)
+
+
+def _tile(data, reps):
+    return data.repeat(*((1,) * (len(reps) - data.dim()) + tuple(reps))) if len(reps) >= data.dim() \
+        else data.repeat(*((1,) * (data.dim() - len(reps)) + tuple(reps)))
+
+
+register('tile', fluent=True, attrs={'reps': Shape()})(_tile)
+
+
+def _repeat(data, repeats, axis):
+    if axis is None:
+        return data.reshape(-1).repeat_interleave(repeats)
+    return data.repeat_interleave(repeats, dim=_norm_axis(axis, data.dim()))
+
+
+register('repeat', fluent=True, attrs={'repeats': Int(), 'axis': IntOrNone(None)})(_repeat)
+
+
+def _flip(data, axis):
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return torch.flip(data, [_norm_axis(a, data.dim()) for a in axes])
+
+
+register('reverse', aliases=('flip',), fluent=True, attrs={'axis': Axis()})(_flip)
+
+
+def _swapaxes(data, dim1, dim2):
+    return data.transpose(_norm_axis(dim1, data.dim()), _norm_axis(dim2, data.dim()))
+
+
+register('SwapAxis', aliases=('swapaxes',), view=True, fluent=True,
+         attrs={'dim1': Int(0), 'dim2': Int(0)})(_swapaxes)
+
+
+def _broadcast_to(data, shape):
+    target = tuple(s if t == 0 else t for s, t in zip((1,) * (len(shape) - data.dim()) +
+                                                      tuple(data.shape), shape))
+    for s, t in zip(data.shape[::-1], target[::-1]):
+        if s != t and s != 1:
+            raise ShapeError("cannot broadcast shape %s to %s" % (tuple(data.shape), shape))
+    return data.expand(target)
+
+
+register('broadcast_to', view=True, fluent=True, attrs={'shape': Shape()})(_broadcast_to)
+
+
+def _broadcast_like(lhs, rhs, lhs_axes, rhs_axes):
+    if not lhs_axes:
+        return lhs.expand(rhs.shape)
+    target = list(lhs.shape)
+    for a, b in zip(lhs_axes, rhs_axes):
+        target[_norm_axis(a, lhs.dim())] = rhs.shape[_norm_axis(b, rhs.dim())]
+    return lhs.expand(target)
+
+
+register('broadcast_like', inputs=('lhs', 'rhs'), view=True,
+         attrs={'lhs_axes': Shape(()), 'rhs_axes': Shape(())})(_broadcast_like)
+
+
+def _broadcast_axis(data, axis, size):
+    target = list(data.shape)
+    for a, s in zip(axis, size):
+        a = _norm_axis(a, data.dim())
+        if target[a] != 1:
+            raise ShapeError("axis %d has size %d, only size-1 axes broadcast" % (a, target[a]))
+        target[a] = s
+    return data.expand(target)
+
+
+register('broadcast_axis', aliases=('broadcast_axes',), view=True, fluent=True,
+         attrs={'axis': Shape(()), 'size': Shape(())})(_broadcast_axis)
+
+
+def _cast(data, dtype):
+    return data.to(dtype_torch(dtype), copy=True)
+
+
+register('Cast', aliases=('cast',), infer=lambda a, s, d: ((s[0],), (a['dtype'],)),
+         attrs={'dtype': DType()})(_cast)
+
+
+def _shape_array(data):
+    return torch.tensor(tuple(data.shape), dtype=torch.int64, device=data.device)
+
+
+def _size_array(data):
+    return torch.tensor([data.numel()], dtype=torch.int64, device=data.device)
+
+
+register('shape_array', infer=lambda a, s, d: (((len(s[0]),),), ('int64',)))(_shape_array)
+register('size_array', infer=lambda a, s, d: (((1,),), ('int64',)))(_size_array)
+
+
+def _pad(data, mode, pad_width, constant_value):
+    # MXNet gives (before, after) per axis from the first; torch wants them from the last.
+    pairs = [pad_width[i:i + 2] for i in range(0, len(pad_width), 2)]
+    flat = []
+    for before, after in reversed(pairs):
+        flat.extend([before, after])
+    if mode == 'constant':
+        return torch.nn.functional.pad(data, flat, mode='constant', value=constant_value)
+    # torch pads the trailing spatial dims only: MXNet pads N and C by 0 for these modes.
+    return torch.nn.functional.pad(data, flat[:2 * (data.dim() - 2)], mode=mode)
+
+
+def _pad_kernel(data, mode, pad_width, constant_value):
+    return _pad(data, {'edge': 'replicate'}.get(mode, mode), pad_width, constant_value)
+
+
+register('Pad', aliases=('pad',),
+         attrs={'mode': Enum('constant', 'edge', 'reflect', default='constant'),
+                'pad_width': Shape(), 'constant_value': Float(0.0)})(_pad_kernel)
