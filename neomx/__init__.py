@@ -19,3 +19,18 @@ from . import random
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', '__version__']
+
+
+def _freeze_import_garbage():
+    # The engine keeps a few small objects alive per queued operation; with torch's hundreds of
+    # thousands of long-lived objects in the heap, every full collection the garbage collector
+    # starts then walks all of them. Moving what exists after import into the permanent
+    # generation keeps collections proportional to the program's own objects.
+    # NEOMX_GC_FREEZE=0 turns this off.
+    import gc
+    import os
+    if os.environ.get('NEOMX_GC_FREEZE', '1') != '0':
+        gc.freeze()
+
+
+_freeze_import_garbage()
