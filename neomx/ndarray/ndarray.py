@@ -864,15 +864,23 @@ def copy_into(src, dst):
     fresh = dst._var.tensor is None and dst._view is None and dst._var.writer is None
     dtype = dtype_torch(dst._dtype)
 
+    gpu = dev.type == 'cuda' or src._ctx.device_typeid == 2
+    stream_of = getattr(_engine._engine, 'stream_of', None) if gpu else None
+    dst_stream = stream_of(dst._ctx) if stream_of is not None and dev.type == 'cuda' else None
+
     def fn():
         t = src._tensor()
         if rec:
             torch.set_grad_enabled(True)
         try:
             if t.device != dev:
-                r = t.to(dev, dtype=dtype, non_blocking=True)
-                if dev.type == 'cuda':
-                    r.record_stream(torch.cuda.current_stream(dev))
+                r = t.to(dev, dtype=dtype, non_blocking=dev.type == 'cuda')
+                if gpu:
+                    # The copy ran on this worker's stream: finish it before the copy counts as
+                    # done, and tell the allocator the destination is used on the compute stream.
+                    torch.cuda.current_stream(dev if dev.type == 'cuda' else t.device).synchronize()
+                    if dst_stream is not None:
+                        r.record_stream(dst_stream)
             else:
                 r = t.to(dtype=dtype, copy=True) if fresh else t
             if fresh:
