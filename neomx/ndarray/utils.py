@@ -18,7 +18,6 @@ never leaves a half-written file.
 """
 import os
 import struct
-import tempfile
 
 import numpy as np
 import torch
@@ -58,21 +57,24 @@ def dumps(data):
     """The bytes ``save`` would write for ``data``."""
     if isinstance(data, NDArray):
         data = [data]
+    # The exception types are MXNet's (TypeError for a bad item, ValueError for a bad
+    # container), so code that catches them keeps working.
     if isinstance(data, dict):
         names = list(data.keys())
         arrays = [data[k] for k in names]
         for k in names:
             if not isinstance(k, str):
-                raise MXNetError("save: dictionary keys must be strings, got %r" % (k,))
+                raise TypeError("save only accept dict str->NDArray or list of NDArray: "
+                                "key %r is a %s, not a str" % (k, type(k).__name__))
     elif isinstance(data, (list, tuple)):
         names, arrays = [], list(data)
     else:
-        raise MXNetError("save: data must be an NDArray, a list of NDArrays or a dict of str to "
-                         "NDArray, got %s" % type(data).__name__)
+        raise ValueError("data needs to either be a NDArray, dict of str, NDArray pairs or a "
+                         "list of NDarrays; got %s" % type(data).__name__)
     for i, a in enumerate(arrays):
         if not isinstance(a, NDArray):
-            raise MXNetError("save: item %s is a %s, not an NDArray"
-                             % (names[i] if names else i, type(a).__name__))
+            raise TypeError("save only accept dict str->NDArray or list of NDArray: item %r is "
+                            "a %s" % (names[i] if names else i, type(a).__name__))
     parts = [struct.pack('<QQQ', LIST_MAGIC, 0, len(arrays))]
     parts.extend(_record(a) for a in arrays)
     parts.append(struct.pack('<Q', len(names)))
@@ -83,18 +85,42 @@ def dumps(data):
 
 
 def save(fname, data):
-    """Saves an NDArray, a list of them or a dict of them to ``fname`` in MXNet's format."""
+    """Saves an NDArray, a list of them or a dict of them to ``fname`` in MXNet's format.
+    The file is replaced atomically: readers see the old file or the new one, never a part."""
     payload = dumps(data)
     fname = os.fspath(fname)
-    folder = os.path.dirname(os.path.abspath(fname))
-    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(fname) + '.', dir=folder)
     try:
-        with os.fdopen(fd, 'wb') as f:
+        _write_atomic(fname, payload)
+    except OSError as e:
+        raise MXNetError("save: cannot write %s: %s" % (fname, e.strerror or e)) from None
+
+
+def _write_atomic(fname, payload):
+    """Writes ``payload`` to a temporary file next to ``fname``, flushes it to disk and renames
+    it over ``fname``. The temporary file is created with mode 0o666 (less the umask), as
+    ``open`` would, rather than mkstemp's 0o600, so a checkpoint stays readable by the same
+    people as before."""
+    folder, base = os.path.split(os.path.abspath(fname))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_BINARY', 0)
+    while True:
+        tmp = os.path.join(folder, '.%s.%s.tmp' % (base, os.urandom(6).hex()))
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with open(fd, 'wb') as f:
             f.write(payload)
+            f.flush()
+            # Without this a power loss after the rename can leave an empty file in its place.
+            os.fsync(f.fileno())
         os.replace(tmp, fname)
     except BaseException:
-        if os.path.exists(tmp):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
         raise
 
 
@@ -146,9 +172,14 @@ def _read_array(r):
     if ndim > 32:
         raise MXNetError("%s: corrupt record (ndim %d)" % (r.source, ndim))
     dims = r.unpack('<%d%s' % (ndim, 'I' if legacy_dims else 'q'), 'shape')
+    if any(d < 0 for d in dims):
+        raise MXNetError("%s: corrupt record (shape %s has a negative dimension)"
+                         % (r.source, tuple(dims)))
     dev_type, dev_id = r.unpack('<ii', 'context')
     (flag,) = r.unpack('<i', 'dtype flag')
-    n = int(np.prod(dims)) if dims else 1
+    n = 1
+    for d in dims:   # Python ints: a corrupt shape must not wrap around as np.prod would
+        n *= d
     if flag == _BF16:
         raw = np.frombuffer(r.take(2 * n, 'data'), dtype=np.int16).copy()
         t = torch.from_numpy(raw).view(torch.bfloat16).reshape(dims)
@@ -184,7 +215,11 @@ def loads(buf, source='<buffer>'):
     names = []
     for _ in range(nnames):
         (length,) = r.unpack('<Q', 'name length')
-        names.append(bytes(r.take(length, 'name')).decode('utf-8'))
+        raw = bytes(r.take(length, 'name'))
+        try:
+            names.append(raw.decode('utf-8'))
+        except UnicodeDecodeError:
+            raise MXNetError("%s: corrupt name %r (not UTF-8)" % (source, raw[:40])) from None
     return dict(zip(names, arrays))
 
 
