@@ -322,6 +322,11 @@ def _own(r):
     """Makes a kernel result safe to keep as storage: contiguous and sharing memory with no
     input (MXNet's operators never return views)."""
     if r._base is not None or not r.is_contiguous():
+        if r.requires_grad:
+            # Called after a recording kernel has turned grad mode off again: the copy must
+            # stay in the graph, or gradients through views (transpose, slices) are lost.
+            with torch.enable_grad():
+                return r.clone(memory_format=torch.contiguous_format)
         return r.clone(memory_format=torch.contiguous_format)
     return r
 
