@@ -16,6 +16,10 @@ from . import ndarray
 from . import ndarray as nd
 from . import autograd
 from . import random
+from . import symbol
+from . import symbol as sym
+from .symbol import AttrScope
+from . import profiler
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', '__version__']

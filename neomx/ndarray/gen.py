@@ -24,8 +24,9 @@ def parse_ctx(ctx):
     raise MXNetError("ctx must be a Context such as mx.cpu(0), got %r" % (ctx,))
 
 
-def bind_args(op, args, kwargs):
-    """Splits a call's arguments into (inputs in the op's full input order, attribute kwargs)."""
+def bind_args(op, args, kwargs, array_type=NDArray):
+    """Splits a call's arguments into (inputs in the op's full input order, attribute kwargs);
+    inputs are instances of ``array_type`` (``Symbol`` for ``sym.<name>``)."""
     if op.variadic:
         base = [n for n in op.inputs if not n.startswith('*')]
         inputs = [kwargs.pop(n) if n in kwargs else None for n in base]
@@ -49,13 +50,14 @@ def bind_args(op, args, kwargs):
         inputs = [None] * n
         extra = ()
         for i, a in enumerate(args):
-            if i < n and (a is None or isinstance(a, NDArray)):
+            if i < n and (a is None or isinstance(a, array_type)):
                 inputs[i] = a
             else:
                 extra = args[i:]
-                if i < n and any(isinstance(b, NDArray) for b in extra):
-                    raise MXNetError("%s: input %s must be an NDArray, got %s"
-                                     % (op.name, names[i], type(a).__name__))
+                if i < n and any(isinstance(b, array_type) for b in extra):
+                    raise MXNetError("%s: input %s must be an %s, got %s"
+                                     % (op.name, names[i], array_type.__name__,
+                                        type(a).__name__))
                 break
         if extra:
             attr_names = list(op.attrs)
@@ -70,9 +72,9 @@ def bind_args(op, args, kwargs):
             if name in kwargs:
                 inputs[i] = kwargs.pop(name)
     for i, x in enumerate(inputs):
-        if x is not None and not isinstance(x, NDArray):
-            raise MXNetError("%s: input %d must be an NDArray, got %s"
-                             % (op.name, i, type(x).__name__))
+        if x is not None and not isinstance(x, array_type):
+            raise MXNetError("%s: input %d must be an %s, got %s"
+                             % (op.name, i, array_type.__name__, type(x).__name__))
     return inputs, kwargs
 
 

@@ -1,0 +1,22 @@
+"""``mx.sym``: symbolic graphs. Every registered operator is here as ``sym.<name>``.
+
+>>> import neomx as mx
+>>> x = mx.sym.var('x')
+>>> y = mx.sym.relu(x * 2 + 1)
+>>> y.eval(x=mx.nd.array([-1.0, 1.0]))[0].asnumpy().tolist()
+[0.0, 3.0]
+"""
+from . import name, attribute
+from .attribute import AttrScope
+from .name import NameManager, Prefix
+from .symbol import (Symbol, var, Variable, Group, load, load_json, NotImplementedForSymbol,
+                     pow, power, maximum, minimum, hypot, zeros, ones, full, arange, linspace,
+                     eye, make_namespace as _make_namespace)
+from . import _internal, contrib, linalg, random  # noqa: F401
+
+_make_namespace(globals())
+
+__all__ = ['Symbol', 'var', 'Variable', 'Group', 'load', 'load_json', 'AttrScope',
+           'NameManager', 'Prefix', 'pow', 'power', 'maximum', 'minimum', 'hypot', 'zeros',
+           'ones', 'full', 'arange', 'linspace', 'eye', 'name', 'attribute', 'random', 'contrib',
+           'linalg']

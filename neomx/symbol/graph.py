@@ -1,0 +1,161 @@
+"""The graph IR: plain data, one interpreter.
+
+A graph is a list of ``Node`` in topological order and a list of heads. A node is an
+operator application (``op`` a registry entry, its parsed ``attrs``, its ``inputs`` as
+``(node, output index)`` pairs in the operator's order, absent optional inputs left out as in
+MXNet) or, with ``op`` None, a variable. ``extra`` holds the string attributes MXNet keeps on
+nodes (``__shape__``, ``__dtype__``, ``__init__``, ``__lr_mult__``, ``ctx_group``, ...).
+
+>>> import neomx as mx
+>>> from neomx.symbol.graph import Graph, evaluate
+>>> import torch
+>>> s = mx.sym.relu(mx.sym.var('x') * 2)
+>>> g = Graph.of(s)
+>>> [n.name for n in g.nodes]
+['x', '_mulscalar0', 'relu0']
+>>> evaluate(g, {'x': torch.tensor([-1.0, 3.0])})[0].tolist()
+[0.0, 6.0]
+"""
+__all__ = ['Node', 'Graph', 'evaluate', 'input_slots', 'kernel_extras']
+
+
+class Node:
+    """An operator application or (``op`` None) a variable; see the module docstring."""
+    __slots__ = ('op', 'name', 'attrs', 'inputs', 'extra')
+
+    def __init__(self, op, name, attrs=None, inputs=(), extra=None):
+        self.op = op
+        self.name = name
+        self.attrs = attrs if attrs is not None else {}
+        self.inputs = list(inputs)
+        self.extra = extra if extra is not None else {}
+
+    @property
+    def is_variable(self):
+        return self.op is None
+
+    def num_outputs(self):
+        return 1 if self.op is None else self.op.num_outputs(self.attrs)
+
+    def output_names(self):
+        """MXNet's output names: the variable's own name, else ``<node>_output`` and so on."""
+        if self.op is None:
+            return [self.name]
+        return ['%s_%s' % (self.name, o) for o in self.op.output_names(self.attrs)]
+
+    def input_names(self):
+        """The names of the present inputs (``data``, ``weight``, ... or ``arg0, arg1``)."""
+        return list(self.op.input_names(self.attrs, len(self.inputs)))
+
+    def mutated_inputs(self):
+        """Indices into ``inputs`` of the inputs this node writes in place (aux states)."""
+        op = self.op
+        if op is None or not op.mutate:
+            return ()
+        names = self.input_names()
+        return tuple(names.index(m) for m in op.mutated(self.attrs) if m in names)
+
+    def copy(self):
+        return Node(self.op, self.name, dict(self.attrs), list(self.inputs), dict(self.extra))
+
+    def __repr__(self):
+        return '<Node %s %s>' % ('var' if self.op is None else self.op.name, self.name)
+
+
+class Graph:
+    """Nodes in topological order (inputs before users, in MXNet's depth-first order) and the
+    heads, ``(node, output index)`` pairs."""
+    __slots__ = ('nodes', 'heads')
+
+    def __init__(self, nodes, heads):
+        self.nodes = nodes
+        self.heads = heads
+
+    @classmethod
+    def of(cls, symbol):
+        return cls.from_heads(symbol._outputs)
+
+    @classmethod
+    def from_heads(cls, heads):
+        """The nodes reachable from ``heads``, depth first with inputs in order (MXNet's
+        ``list_arguments`` order); iterative, since deep networks exceed Python's recursion."""
+        order, seen = [], set()
+        for head, _ in heads:
+            if id(head) in seen:
+                continue
+            stack = [(head, 0)]
+            seen.add(id(head))
+            while stack:
+                node, i = stack.pop()
+                if i < len(node.inputs):
+                    stack.append((node, i + 1))
+                    child = node.inputs[i][0]
+                    if id(child) not in seen:
+                        seen.add(id(child))
+                        stack.append((child, 0))
+                else:
+                    order.append(node)
+        return cls(order, list(heads))
+
+    def variables(self):
+        return [n for n in self.nodes if n.op is None]
+
+    def aux_nodes(self):
+        """Variables some operator writes in place (BatchNorm's moving statistics)."""
+        aux = {}
+        for n in self.nodes:
+            for i in n.mutated_inputs():
+                src = n.inputs[i][0]
+                if src.op is None:
+                    aux[id(src)] = src
+        return aux
+
+    def arguments(self):
+        aux = self.aux_nodes()
+        return [n for n in self.nodes if n.op is None and id(n) not in aux]
+
+    def auxiliary(self):
+        aux = self.aux_nodes()
+        return [n for n in self.nodes if n.op is None and id(n) in aux]
+
+
+def input_slots(node):
+    """(number of kernel inputs, position of each present input): the kernel takes the full
+    input list with None for inputs the attributes drop (``bias`` when ``no_bias``)."""
+    op = node.op
+    n = len(node.inputs)
+    if op.variadic or op.drop_inputs is None:
+        return n, tuple(range(n))
+    full = op.input_names(node.attrs, n, present_only=False)
+    present = op.input_names(node.attrs, n)
+    return len(full), tuple(full.index(p) for p in present)
+
+
+def kernel_extras(op, device, is_train, generator):
+    """The keyword arguments a kernel's flags ask for (see ops/registry.py)."""
+    extra = {}
+    if op.rng:
+        extra['generator'] = generator
+    if op.train:
+        extra['is_train'] = is_train
+    if op.creation:
+        extra['device'] = device
+    return extra
+
+
+def evaluate(graph, feed, device=None, is_train=False, generator=None):
+    """Runs ``graph`` on torch tensors: ``feed`` maps variable names to tensors; returns the
+    heads' tensors. The reference for the generated code (codegen.py)."""
+    env = {}
+    for node in graph.nodes:
+        if node.op is None:
+            env[node] = (feed[node.name],)
+            continue
+        n, slots = input_slots(node)
+        args = [None] * n
+        for pos, (src, k) in zip(slots, node.inputs):
+            args[pos] = env[src][k]
+        out = node.op.kernel(*args, **node.attrs,
+                             **kernel_extras(node.op, device, is_train, generator))
+        env[node] = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    return [env[n][k] for n, k in graph.heads]

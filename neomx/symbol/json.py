@@ -1,0 +1,156 @@
+"""MXNet's ``-symbol.json`` format: read and written so files move both ways between neomx
+and MXNet 1.x.
+
+::
+
+    {"nodes": [{"op": "null", "name": "data", "inputs": []},
+               {"op": "FullyConnected", "name": "fc1", "attrs": {"num_hidden": "10"},
+                "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]}, ...],
+     "arg_nodes": [0, 1, 2],            # the variables
+     "node_row_ptr": [0, 1, 2, 3, 4],   # first output entry of each node
+     "heads": [[3, 0, 0]],              # (node, output, version)
+     "attrs": {"mxnet_version": ["int", 10901]}}
+
+Attribute values are strings. Files of older MXNet versions name the attributes ``attr`` or
+``param`` instead of ``attrs``; both are read.
+"""
+import json
+import os
+import tempfile
+
+from ..base import MXNetError
+from ..ops import registry
+from .graph import Graph, Node
+
+__all__ = ['dumps', 'loads', 'save', 'MXNET_VERSION']
+
+MXNET_VERSION = 10901
+
+# Operators neomx registers under another canonical name than MXNet: files use MXNet's.
+_MXNET_NAME = {'_elemwise_power': '_power', '_elemwise_mod': '_mod',
+               '_elemwise_maximum': '_maximum', '_elemwise_minimum': '_minimum'}
+
+
+def _attr_strings(node):
+    out = {} if node.op is None else node.op.format_attrs(node.attrs)
+    for k, v in node.extra.items():
+        if not k.startswith('__value'):
+            out[k] = str(v)
+    return out
+
+
+def dumps(heads):
+    """The JSON text of the graph with ``heads`` (``(node, output)`` pairs)."""
+    graph = Graph.from_heads(heads)
+    index = {id(n): i for i, n in enumerate(graph.nodes)}
+    nodes, row_ptr = [], [0]
+    for n in graph.nodes:
+        entry = {'op': 'null' if n.op is None else _MXNET_NAME.get(n.op.name, n.op.name),
+                 'name': n.name}
+        attrs = _attr_strings(n)
+        if attrs:
+            entry['attrs'] = attrs
+        entry['inputs'] = [[index[id(s)], k, 0] for s, k in n.inputs]
+        nodes.append(entry)
+        row_ptr.append(row_ptr[-1] + n.num_outputs())
+    doc = {'nodes': nodes,
+           'arg_nodes': [i for i, n in enumerate(graph.nodes) if n.op is None],
+           'node_row_ptr': row_ptr,
+           'heads': [[index[id(n)], k, 0] for n, k in heads],
+           'attrs': {'mxnet_version': ['int', MXNET_VERSION]}}
+    return _format(doc)
+
+
+def _format(doc):
+    """JSON laid out as MXNet writes it: one node key per line, short lists inline."""
+    d = json.dumps
+
+    def obj(o, indent):
+        if len(o) <= 1:
+            return d(o)
+        pad = ' ' * (indent + 2)
+        return '{\n' + ',\n'.join('%s%s: %s' % (pad, d(k), d(v)) for k, v in o.items()) + \
+            '\n' + ' ' * indent + '}'
+
+    nodes = []
+    for n in doc['nodes']:
+        lines = ['      %s: %s' % (d(k), obj(v, 6) if k == 'attrs' else d(v)) for k, v in n.items()]
+        nodes.append('    {\n' + ',\n'.join(lines) + '\n    }')
+    parts = ['  "nodes": [\n' + ',\n'.join(nodes) + '\n  ]']
+    parts += ['  %s: %s' % (d(k), d(doc[k])) for k in ('arg_nodes', 'node_row_ptr', 'heads', 'attrs')]
+    return '{\n' + ',\n'.join(parts) + '\n}'
+
+
+def save(heads, fname):
+    """Writes the JSON of ``heads`` to ``fname`` through a temporary file (never half
+    written)."""
+    text = dumps(heads)
+    d = os.path.dirname(os.path.abspath(fname))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix='.' + os.path.basename(fname), suffix='.tmp')
+    try:
+        with os.fdopen(fd, 'w') as f:
+            f.write(text)
+        os.replace(tmp, fname)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _node(entry, where, i):
+    name = entry.get('name')
+    opname = entry.get('op')
+    if not isinstance(name, str) or not isinstance(opname, str):
+        raise MXNetError("%s: node %d has no 'op' or 'name'" % (where, i))
+    raw = entry.get('attrs', entry.get('attr', entry.get('param', {}))) or {}
+    if opname == 'null':
+        return Node(None, name, extra={k: str(v) for k, v in raw.items()})
+    if not registry.exists(opname):
+        raise MXNetError("%s: node %s uses operator %s, which neomx does not have"
+                         % (where, name, opname))
+    op = registry.get(opname)
+    op_attrs, extra = {}, {}
+    for k, v in raw.items():
+        if k in op.attrs:
+            op_attrs[k] = v
+        elif k.startswith('__') or k in _IGNORED:
+            extra[k] = str(v)
+        else:
+            raise MXNetError("%s: node %s: operator %s has no attribute %r in neomx (value %r)"
+                             % (where, name, opname, k, v))
+    try:
+        attrs = op.parse_attrs(op_attrs)
+    except MXNetError as e:
+        raise MXNetError("%s: node %s: %s" % (where, name, e)) from None
+    return Node(op, name, attrs, extra=extra)
+
+
+# Attributes MXNet files carry that change nothing here (placement and memory hints).
+_IGNORED = {'ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring', 'mirror_stage'}
+
+
+def loads(text, where='symbol JSON'):
+    """The heads (``(node, output)`` pairs) of the graph in JSON ``text``; errors name
+    ``where`` (the file) and the node."""
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise MXNetError("%s: not valid JSON (%s)" % (where, e)) from None
+    if not isinstance(doc, dict) or 'nodes' not in doc or 'heads' not in doc:
+        raise MXNetError("%s: not an MXNet symbol file (expected 'nodes' and 'heads')" % where)
+    nodes = []
+    for i, entry in enumerate(doc['nodes']):
+        node = _node(entry, where, i)
+        for inp in entry.get('inputs', []):
+            src, k = inp[0], inp[1]
+            if not 0 <= src < i:
+                raise MXNetError("%s: node %s reads node %d, which does not come before it"
+                                 % (where, node.name, src))
+            node.inputs.append((nodes[src], k))
+        nodes.append(node)
+    heads = []
+    for h in doc['heads']:
+        if not 0 <= h[0] < len(nodes):
+            raise MXNetError("%s: head %s names no node" % (where, h))
+        heads.append((nodes[h[0]], h[1]))
+    return heads

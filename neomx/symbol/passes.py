@@ -1,0 +1,264 @@
+"""Graph passes: shape and dtype inference, dead code elimination, common subexpression
+elimination and constant folding.
+
+Each pass takes a ``Graph`` and returns a new one (or, for inference, a table); nodes of the
+input graph are never modified, so the Symbols a graph came from stay as they were.
+
+>>> import neomx as mx
+>>> from neomx.symbol.graph import Graph
+>>> from neomx.symbol import passes
+>>> x = mx.sym.var('x')
+>>> g = Graph.of(mx.sym.Group([mx.sym.exp(x) + mx.sym.exp(x)]))
+>>> len(g.nodes), len(passes.eliminate_common_subexpressions(g).nodes)
+(4, 3)
+"""
+import ast
+
+import torch
+
+from ..base import MXNetError, dtype_name
+from ..ops.registry import ShapeError
+from .graph import Graph, Node, evaluate, input_slots
+
+__all__ = ['infer', 'Inferred', 'eliminate_dead_code', 'eliminate_common_subexpressions',
+           'fold_constants', 'optimize', 'known']
+
+
+# -- shape and dtype inference ----------------------------------------------------------------
+
+def known(shape):
+    """A shape with every dimension known (MXNet 1.x: 0 means unknown)."""
+    return shape is not None and all(d > 0 for d in shape)
+
+
+def _parse_shape(text):
+    value = ast.literal_eval(text) if isinstance(text, str) else text
+    return (value,) if isinstance(value, int) else tuple(int(d) for d in value)
+
+
+def _merge(node_name, provided, inferred):
+    """Two descriptions of one shape, 0 for unknown dims; raises when they disagree."""
+    if provided is None or len(provided) == 0:
+        return tuple(inferred)
+    if inferred is None or len(inferred) == 0:
+        return tuple(provided)
+    if len(provided) != len(inferred) or any(a and b and a != b
+                                             for a, b in zip(provided, inferred)):
+        raise MXNetError("Error in operator %s: Shape inconsistent, Provided = %s, inferred "
+                         "shape=%s" % (node_name, _fmt(provided), _fmt(inferred)))
+    return tuple(a or b for a, b in zip(provided, inferred))
+
+
+def _fmt(shape):
+    return '[' + ','.join(str(d) for d in shape) + ']'
+
+
+class Inferred:
+    """Per node: ``shapes[node]`` and ``dtypes[node]``, lists with one entry per output (None
+    where unknown; shapes may have 0 for an unknown dimension)."""
+    __slots__ = ('shapes', 'dtypes')
+
+    def __init__(self):
+        self.shapes = {}
+        self.dtypes = {}
+
+    def shape(self, entry):
+        return self.shapes[entry[0]][entry[1]]
+
+    def dtype(self, entry):
+        return self.dtypes[entry[0]][entry[1]]
+
+
+# Binary operators whose inputs and output all have one shape: an unknown input takes the
+# known one's shape (MXNet infers backwards through them).
+def _same_shape_binary(op):
+    name = op.name
+    return (op.inputs == ('lhs', 'rhs') and not name.startswith('broadcast_')
+            and 'dot' not in name and 'like' not in name)
+
+
+def infer(graph, shapes=None, dtypes=None):
+    """Infers every node's output shapes and dtypes from the given variable ``shapes`` and
+    ``dtypes`` (by name) and the variables' ``__shape__``/``__dtype__`` attributes; parameter
+    shapes are filled by the operators' ``fill`` rules. Unknown stays None (or 0 in a dim);
+    inconsistent information raises an error naming the operator."""
+    shapes = shapes or {}
+    dtypes = dtypes or {}
+    res = Inferred()
+    S, D = res.shapes, res.dtypes
+    for node in graph.nodes:
+        if node.op is None:
+            s = shapes.get(node.name)
+            if s is None and '__shape__' in node.extra:     # a given shape overrides it
+                s = _parse_shape(node.extra['__shape__'])
+            d = dtypes.get(node.name)
+            if d is None and '__dtype__' in node.extra:
+                d = dtype_name(int(node.extra['__dtype__']))
+            S[node] = [None if s is None else tuple(s)]
+            D[node] = [None if d is None else dtype_name(d)]
+            continue
+        _infer_node(node, S, D)
+    return res
+
+
+def _infer_node(node, S, D):
+    op = node.op
+    ins = node.inputs
+    in_s = [S[src][k] for src, k in ins]
+    in_d = [D[src][k] for src, k in ins]
+    # dtypes: inputs of unknown type take the type of the first known one (the data's)
+    first = next((d for d in in_d if d is not None), None)
+    if first is not None:
+        for i, d in enumerate(in_d):
+            if d is None:
+                in_d[i] = first
+                src, k = ins[i]
+                if src.op is None:
+                    D[src][k] = first
+    # shapes: the operator's fill rule, then backwards through same-shape binary operators
+    if op.fill is not None and not all(known(s) for s in in_s):
+        n, slots = input_slots(node)
+        full = [None] * n
+        for pos, s in zip(slots, in_s):
+            full[pos] = s
+        filled = op.fill(node.attrs, full)
+        for i, pos in enumerate(slots):
+            f = filled[pos]
+            if f is not None and len(f) > 0 and not known(in_s[i]):
+                in_s[i] = _merge(node.name, in_s[i], f)
+    elif len(ins) == 2 and _same_shape_binary(op):
+        a, b = in_s
+        if known(a) and not known(b):
+            in_s[1] = _merge(node.name, b, a)
+        elif known(b) and not known(a):
+            in_s[0] = _merge(node.name, a, b)
+    for (src, k), s in zip(ins, in_s):
+        if src.op is None and s is not None:
+            S[src][k] = s
+    nout = node.num_outputs()
+    if 'dtype' in node.attrs and node.attrs['dtype'] is not None:
+        dflt = dtype_name(node.attrs['dtype'])
+    else:
+        dflt = first if ins else 'float32'
+    D[node] = [dflt] * nout
+    S[node] = [None] * nout
+    if not all(known(s) for s in in_s):
+        return
+    # shapes rarely depend on dtypes: unknown ones are taken as float32 for the shape rule
+    n, slots = input_slots(node)
+    full_s, full_d = [None] * n, [None] * n
+    for pos, s, d in zip(slots, in_s, in_d):
+        full_s[pos], full_d[pos] = s, d or 'float32'
+    try:
+        out_s, out_d = op.infer(node.attrs, tuple(full_s), tuple(full_d))
+    except ShapeError as e:
+        raise MXNetError("Error in operator %s: %s; inputs %s"
+                         % (node.name, e, ', '.join('%s=%s' % (nm, s) for nm, s in
+                                                    zip(node.input_names(), in_s)))) from None
+    for (src, k), s in zip(ins, in_s):
+        if src.op is not None and S[src][k] is not None and tuple(S[src][k]) != tuple(s):
+            raise MXNetError("Error in operator %s: Shape inconsistent, Provided = %s, "
+                             "inferred shape=%s" % (node.name, _fmt(S[src][k]), _fmt(s)))
+    S[node] = [tuple(s) for s in out_s][:nout] + [None] * (nout - len(out_s))
+    if all(d is not None for d in in_d):
+        D[node] = list(out_d)[:nout] + [None] * (nout - len(out_d))
+
+
+# -- dead code elimination --------------------------------------------------------------------
+
+def eliminate_dead_code(graph):
+    """Keeps the nodes the heads depend on (in the same order)."""
+    live = {id(n) for n in Graph.from_heads(graph.heads).nodes}
+    return Graph([n for n in graph.nodes if id(n) in live], list(graph.heads))
+
+
+# -- common subexpression elimination ----------------------------------------------------------
+
+def _attr_key(attrs):
+    try:
+        key = tuple(sorted(attrs.items()))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def eliminate_common_subexpressions(graph):
+    """Merges nodes applying one operator with equal attributes to the same inputs. Random
+    operators and operators that write their inputs are never merged."""
+    replace = {}        # id(old node) -> node to use instead
+    seen = {}
+    nodes = []
+    for node in graph.nodes:
+        new_inputs = [(replace.get(id(src), src), k) for src, k in node.inputs]
+        if new_inputs != node.inputs:
+            n2 = node.copy()
+            n2.inputs = new_inputs
+        else:
+            n2 = node
+        if node.op is not None and not (node.op.rng or node.op.mutate or node.op.creation):
+            akey = _attr_key(node.attrs)
+            if akey is not None:
+                key = (node.op.name, akey, tuple((id(s), k) for s, k in new_inputs))
+                other = seen.get(key)
+                if other is not None:
+                    replace[id(node)] = other
+                    continue
+                seen[key] = n2
+        if n2 is not node:
+            replace[id(node)] = n2
+        nodes.append(n2)
+    heads = [(replace.get(id(n), n), k) for n, k in graph.heads]
+    return Graph(nodes, heads)
+
+
+# -- constant folding ----------------------------------------------------------------------
+
+class Constant:
+    """A tensor computed once when the graph is compiled (a folded subgraph's value)."""
+    __slots__ = ('tensor',)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+def fold_constants(graph, device=None, is_train=False):
+    """Evaluates, once, the nodes that depend on no variable and draw no random numbers
+    (``F.ones(shape)``, arithmetic on it); each of their outputs becomes a variable named
+    ``_const<i>`` carrying a ``Constant`` in ``extra['__value__']``."""
+    values = {}     # id(constant node) -> tensor
+    subst = {}      # (id(old node), output) -> (new node, output)
+    nodes = []
+    for node in graph.nodes:
+        ins = [subst.get((id(s), k), (s, k)) for s, k in node.inputs]
+        if (node.op is not None and not node.op.rng and not node.op.mutate
+                and all(id(s) in values for s, _ in ins)):
+            feeds = [Node(None, '_in%d' % i) for i in range(len(ins))]
+            sub = Node(node.op, node.name, node.attrs, [(f, 0) for f in feeds])
+            g = Graph(feeds + [sub], [(sub, i) for i in range(sub.num_outputs())])
+            with torch.no_grad():
+                outs = evaluate(g, {f.name: values[id(s)] for f, (s, _) in zip(feeds, ins)},
+                                device, is_train)
+            for i, v in enumerate(outs):
+                c = Node(None, '_const%d' % len(values), extra={'__value__': Constant(v)})
+                values[id(c)] = v
+                subst[(id(node), i)] = (c, 0)
+                nodes.append(c)
+            continue
+        if ins != node.inputs:
+            n2 = node.copy()
+            n2.inputs = ins
+            for k in range(node.num_outputs()):
+                subst[(id(node), k)] = (n2, k)
+            node = n2
+        nodes.append(node)
+    heads = [subst.get((id(n), k), (n, k)) for n, k in graph.heads]
+    return eliminate_dead_code(Graph(nodes, heads))
+
+
+def optimize(graph, device=None, is_train=False):
+    """The passes run on a hybridized graph, in order."""
+    graph = eliminate_dead_code(graph)
+    graph = fold_constants(graph, device, is_train)
+    return eliminate_common_subexpressions(graph)
+
