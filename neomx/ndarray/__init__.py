@@ -8,6 +8,7 @@ from .gen import make_namespace as _make_namespace
 from .indexing import getitem as _getitem  # noqa: F401  (registers the indexing operators)
 from .utils import save, load, load_frombuffer
 from . import contrib, linalg  # noqa: F401
+from . import image  # noqa: F401
 
 _make_namespace(globals())
 _make_namespace(_ndarray_mod._OP_FUNCS, include_hidden=True)

@@ -1,0 +1,320 @@
+"""``DataLoader``: mini-batches from a dataset, optionally prepared by worker processes.
+
+With ``num_workers=0`` batches are made in the calling thread. With ``num_workers > 0`` a pool
+of worker processes (forked, so datasets and transforms need not pickle) reads the samples and
+batches them; each worker runs operations inline (``NaiveEngine``) on one thread, returns its
+batch as NumPy arrays, and the parent wraps them into NDArrays without copying. With
+``thread_pool=True`` the workers are threads of this process instead.
+
+>>> import numpy as np
+>>> from neomx.gluon.data import ArrayDataset, DataLoader
+>>> ds = ArrayDataset(np.arange(10, dtype='float32').reshape(5, 2), np.arange(5))
+>>> [(x.shape, y.shape) for x, y in DataLoader(ds, batch_size=2, last_batch='discard')]
+[((2, 2), (2,)), ((2, 2), (2,))]
+"""
+import multiprocessing
+import multiprocessing.pool
+import os
+import random
+import signal
+import sys
+
+import numpy as np
+import torch
+
+from ... import ndarray as nd
+from ...base import MXNetError
+from ...context import cpu, cpu_pinned, num_gpus
+from ...ndarray import NDArray
+from ...ndarray.ndarray import from_tensor
+from . import sampler as _sampler
+
+__all__ = ['DataLoader', 'default_batchify_fn', 'default_mp_batchify_fn']
+
+
+def default_batchify_fn(data):
+    """Merges a list of samples into a batch: NDArrays are stacked, tuples are batched
+    element by element (giving a list), anything else goes through ``numpy.asarray`` into an
+    NDArray of the same dtype.
+
+    >>> import numpy as np
+    >>> x, y = default_batchify_fn([(np.zeros(3), 1), (np.ones(3), 2)])
+    >>> x.shape, y.dtype
+    ((2, 3), <class 'numpy.int64'>)
+    """
+    first = data[0]
+    if isinstance(first, NDArray):
+        return nd.stack(*data)
+    if isinstance(first, tuple):
+        return [default_batchify_fn(list(field)) for field in zip(*data)]
+    data = np.asarray(data)
+    return nd.array(data, dtype=data.dtype)
+
+
+# MXNet batches into shared memory in its workers; here the batch travels back as NumPy
+# arrays (see _to_host), so the same function serves in worker processes.
+default_mp_batchify_fn = default_batchify_fn
+
+
+def _as_in_context(data, ctx):
+    if isinstance(data, NDArray):
+        return data.as_in_context(ctx)
+    if isinstance(data, (list, tuple)):
+        return [_as_in_context(d, ctx) for d in data]
+    return data
+
+
+class _Host:
+    """An NDArray sent from a worker process: its values as a NumPy array."""
+    __slots__ = ('array',)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __reduce__(self):
+        return (_Host, (self.array,))
+
+
+def _to_host(batch):
+    if isinstance(batch, NDArray):
+        return _Host(batch.asnumpy())
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_to_host(b) for b in batch)
+    if isinstance(batch, dict):
+        return {k: _to_host(v) for k, v in batch.items()}
+    return batch
+
+
+def _from_host(batch, pin):
+    """Wraps the NumPy arrays of a worker's batch into NDArrays, sharing their memory."""
+    if isinstance(batch, _Host):
+        t = torch.from_numpy(batch.array)
+        if pin is None:
+            return from_tensor(t, cpu(0))
+        if num_gpus():
+            t = t.pin_memory()
+        return from_tensor(t, pin)
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_from_host(b, pin) for b in batch)
+    if isinstance(batch, dict):
+        return {k: _from_host(v, pin) for k, v in batch.items()}
+    return batch
+
+
+# -- worker processes ----------------------------------------------------------------------
+
+_worker_dataset = None
+
+
+def _worker_initializer(dataset, counter, base_seed):
+    """Runs once in each worker process."""
+    global _worker_dataset
+    _worker_dataset = dataset
+    # The parent's engine threads do not exist in a forked child: run operations inline, on
+    # one thread, since the workers already use the cores between them.
+    os.environ['NEOMX_CPU_THREADS'] = '1'
+    torch.set_num_threads(1)
+    from ... import engine
+    engine.set_engine_type('NaiveEngine')
+    # Every child starts from the parent's generator states: reseed them per worker, or all
+    # workers would draw the same random augmentations.
+    with counter.get_lock():
+        index = counter.value
+        counter.value += 1
+    seed = (base_seed + 7919 * (index + 1)) % (1 << 31)
+    np.random.seed(seed)
+    random.seed(seed)
+    torch.manual_seed(seed)
+    from ... import random as mx_random
+    mx_random.seed(seed)
+
+
+def _worker_fn(samples, batchify_fn, dataset=None):
+    """Makes one batch in a worker process."""
+    return _to_host(batchify_fn([_worker_dataset[i] for i in samples]))
+
+
+def _thread_worker_fn(samples, batchify_fn, dataset):
+    """Makes one batch in a worker thread."""
+    return batchify_fn([dataset[i] for i in samples])
+
+
+class DataLoaderTimeout(MXNetError, multiprocessing.TimeoutError):
+    """A worker took longer than ``timeout`` seconds to make a batch."""
+
+
+class _MultiWorkerIter:
+    """One pass over the batches, made by a pool of workers, returned in order."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        self._pool = loader._worker_pool
+        self._batchify_fn = loader._batchify_fn
+        self._batch_sampler = loader._batch_sampler
+        self._threads = loader._thread_pool
+        self._buffer = {}
+        self._rcvd_idx = 0
+        self._sent_idx = 0
+        self._iter = iter(self._batch_sampler)
+        for _ in range(loader._prefetch):
+            self._push_next()
+
+    def __len__(self):
+        return len(self._batch_sampler)
+
+    def _push_next(self):
+        r = next(self._iter, None)
+        if r is None:
+            return
+        if self._threads:
+            job = self._pool.apply_async(_thread_worker_fn,
+                                         (r, self._batchify_fn, self._loader._dataset))
+        else:
+            job = self._pool.apply_async(_worker_fn, (r, self._batchify_fn))
+        self._buffer[self._sent_idx] = job
+        self._sent_idx += 1
+
+    def __next__(self):
+        self._push_next()
+        if self._rcvd_idx == self._sent_idx:
+            raise StopIteration
+        job = self._buffer.pop(self._rcvd_idx)
+        timeout = self._loader._timeout
+        try:
+            batch = job.get(timeout)
+        except multiprocessing.TimeoutError:
+            raise DataLoaderTimeout(
+                "DataLoader: a worker took more than timeout=%s seconds to make batch %d. A slow "
+                "dataset or transform needs a larger timeout=; a worker killed by the system (out "
+                "of memory) never answers." % (timeout, self._rcvd_idx)) from None
+        self._rcvd_idx += 1
+        if not self._threads:
+            batch = _from_host(batch, self._loader._pin_ctx)
+        elif self._loader._pin_ctx is not None:
+            batch = _as_in_context(batch, self._loader._pin_ctx)
+        return batch
+
+    next = __next__
+
+    def __iter__(self):
+        return self
+
+
+class DataLoader:
+    """Loads mini-batches from a dataset.
+
+    Parameters (as MXNet 1.9)
+    -------------------------
+    dataset : Dataset, or an NDArray / NumPy array / list used as one.
+    batch_size : int; required unless ``batch_sampler`` is given.
+    shuffle : bool, draw the samples in a new random order each pass.
+    sampler : Sampler of sample indices (not with ``shuffle``); a sampler yielding one
+        process's share of the indices shards the data for distributed training.
+    last_batch : 'keep' (default), 'discard' or 'rollover' (the rest starts the next pass).
+    batch_sampler : Sampler of lists of indices (instead of the four arguments above).
+    batchify_fn : merges a list of samples into a batch (``default_batchify_fn``).
+    num_workers : worker processes (0: batches are made in the calling thread).
+    pin_memory, pin_device_id : return batches in ``cpu_pinned(pin_device_id)`` (page-locked
+        host memory when there is a GPU), for faster copies to a GPU.
+    prefetch : batches requested ahead of use (default ``2 * num_workers``).
+    thread_pool : use threads instead of processes as workers.
+    timeout : seconds a worker may take for one batch.
+    auto_reload : start the workers on the next pass as soon as one pass ends.
+
+    >>> import neomx as mx
+    >>> loader = DataLoader(mx.nd.arange(10), batch_size=4)
+    >>> len(loader), [b.shape for b in loader]
+    (3, [(4, 1), (4, 1), (2, 1)])
+    """
+
+    def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None,
+                 last_batch=None, batch_sampler=None, batchify_fn=None,
+                 num_workers=0, pin_memory=False, pin_device_id=0,
+                 prefetch=None, thread_pool=False, timeout=120, auto_reload=False):
+        self._dataset = dataset
+        self._pin_ctx = cpu_pinned(pin_device_id) if pin_memory else None
+        self._thread_pool = thread_pool
+        if not timeout > 0:
+            raise ValueError("DataLoader: timeout must be positive, given %r" % (timeout,))
+        self._timeout = timeout
+
+        if batch_sampler is None:
+            if batch_size is None:
+                raise ValueError("batch_size must be specified unless batch_sampler is specified")
+            if sampler is None:
+                if shuffle:
+                    sampler = _sampler.RandomSampler(len(dataset))
+                else:
+                    sampler = _sampler.SequentialSampler(len(dataset))
+            elif shuffle:
+                raise ValueError("shuffle must not be specified if sampler is specified")
+            batch_sampler = _sampler.BatchSampler(sampler, batch_size,
+                                                  last_batch if last_batch else 'keep')
+        elif batch_size is not None or shuffle or sampler is not None or last_batch is not None:
+            raise ValueError("batch_size, shuffle, sampler and last_batch must not be specified "
+                             "if batch_sampler is specified.")
+        self._batch_sampler = batch_sampler
+        self._num_workers = num_workers if num_workers >= 0 else 0
+        self._prefetch = max(0, int(prefetch) if prefetch is not None else 2 * self._num_workers)
+        self._batchify_fn = default_batchify_fn if batchify_fn is None else batchify_fn
+        self._worker_pool = None
+        if self._num_workers > 0:
+            self._worker_pool = self._start_pool()
+        self.auto_reload = auto_reload
+        self._iter = None
+        if auto_reload:
+            self.refresh()
+
+    def _start_pool(self):
+        if self._thread_pool:
+            return multiprocessing.pool.ThreadPool(self._num_workers)
+        # Forking copies the arrays as they are: finish the operations that write them first.
+        nd.waitall()
+        ctx = multiprocessing.get_context('fork' if sys.platform != 'win32' else None)
+        counter = ctx.Value('i', 0)
+        base_seed = int(np.random.randint(0, 1 << 30))
+        # Workers ignore Ctrl-C: the parent handles it and terminates them.
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            return ctx.Pool(self._num_workers, initializer=_worker_initializer,
+                            initargs=(self._dataset, counter, base_seed))
+        finally:
+            signal.signal(signal.SIGINT, handler)
+
+    def _prefetch_iter(self):
+        if self._num_workers == 0:
+            return self._same_process_iter()
+        return _MultiWorkerIter(self)
+
+    def _same_process_iter(self):
+        dataset, batchify_fn, pin = self._dataset, self._batchify_fn, self._pin_ctx
+        for batch in self._batch_sampler:
+            ret = batchify_fn([dataset[idx] for idx in batch])
+            if pin is not None:
+                ret = _as_in_context(ret, pin)
+            yield ret
+
+    def __iter__(self):
+        if self._iter is None:
+            self.refresh()
+        t, self._iter = self._iter, None
+        yield from t
+        if self._iter is None and self.auto_reload:
+            self.refresh()
+
+    def __len__(self):
+        return len(self._batch_sampler)
+
+    def refresh(self):
+        """Starts the next pass now (with workers, they begin prefetching at once)."""
+        self._iter = self._prefetch_iter()
+
+    def clean(self):
+        """Drops a pass started by ``refresh``."""
+        self._iter = None
+
+    def __del__(self):
+        pool = getattr(self, '_worker_pool', None)
+        if pool is not None:
+            self._worker_pool = None
+            pool.terminate()
