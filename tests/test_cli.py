@@ -1,0 +1,207 @@
+"""The `neomx` command: run (with `import mxnet` aliased to neomx), profile, launch's arguments."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import neomx
+from neomx import _mxnet_alias, cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def neomx_cmd(*args, cwd=None, timeout=120, env=None):
+    """Runs `python -m neomx args...` in a fresh interpreter."""
+    e = dict(os.environ)
+    e.pop('PYTHONPATH', None)
+    e.update(env or {})
+    return subprocess.run([sys.executable, '-m', 'neomx'] + list(args), cwd=cwd, env=e,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def write(path, code):
+    path.write_text(textwrap.dedent(code))
+    return str(path)
+
+
+def test_run_script_written_for_mxnet(tmp_path):
+    # An MXNet 1.x script, as the seeds write them, run unchanged: its imports resolve to
+    # neomx's own module objects, argv and __name__ are those of `python script.py`, and
+    # Python processes it starts resolve `import mxnet` too.
+    script = write(tmp_path / 'seed.py', """
+        import subprocess, sys
+        import mxnet as mx
+        from mxnet import nd, autograd
+        import mxnet.ndarray
+        import mxnet.ndarray.ndarray as ndmod
+        import neomx
+        assert mx is neomx and nd is neomx.nd and mxnet.ndarray is neomx.ndarray
+        assert ndmod is neomx.ndarray.ndarray and isinstance(nd.ones(1), mx.nd.NDArray)
+        assert sys.modules['mxnet.ndarray'] is neomx.ndarray
+        for name in ('gluon', 'sym', 'symbol', 'init', 'optimizer', 'kv', 'kvstore', 'profiler'):
+            if hasattr(neomx, name):
+                ns = {}
+                exec('from mxnet import ' + name + ' as m', ns)
+                assert ns['m'] is getattr(neomx, name), name
+        x = nd.array([[0, 1], [2, 3]])
+        x.attach_grad()
+        with autograd.record():
+            y = (x * x).sum()
+        y.backward()
+        print('grad', x.grad.asnumpy().tolist())
+        print('argv', sys.argv[1:], __name__, sys.path[0] == %r)
+        child = subprocess.run([sys.executable, '-c', 'import mxnet; print(mxnet.__name__)'],
+                               capture_output=True, text=True)
+        print('child', child.stdout.strip())
+    """ % str(tmp_path))
+    r = neomx_cmd('run', script, '--lr', '0.1', 'x', cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert 'grad [[0.0, 2.0], [4.0, 6.0]]' in r.stdout
+    assert "argv ['--lr', '0.1', 'x'] __main__ True" in r.stdout
+    assert 'child neomx' in r.stdout
+
+
+@pytest.mark.skipif(importlib.util.find_spec('neomx.gluon.nn') is None,
+                    reason='neomx.gluon.nn is not there yet')
+def test_run_gluon_seed(tmp_path):
+    script = write(tmp_path / 'hybrid.py', """
+        from mxnet import nd, sym, init
+        from mxnet.gluon import nn
+        import mxnet.gluon.nn
+        import neomx
+        assert nn is neomx.gluon.nn and mxnet.gluon.nn is nn and sym is neomx.sym
+
+        def get_net():
+            net = nn.HybridSequential()
+            net.add(nn.Dense(256, activation='relu'), nn.Dense(128, activation='relu'),
+                    nn.Dense(2))
+            net.initialize(init.Xavier())
+            return net
+
+        x = nd.random.normal(shape=(1, 512))
+        net = get_net()
+        print('out', net(x).shape)
+    """)
+    r = neomx_cmd('run', script, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert 'out (1, 2)' in r.stdout
+
+
+def test_run_module_and_code(tmp_path):
+    pkg = tmp_path / 'mypkg'
+    pkg.mkdir()
+    (pkg / '__init__.py').write_text('')
+    write(pkg / 'job.py', """
+        import sys
+        from mxnet import nd
+        print('module', __name__, sys.argv[1:], nd.ones((3,)).sum().asscalar())
+    """)
+    r = neomx_cmd('run', '-m', 'mypkg.job', 'a', '-b', cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "module __main__ ['a', '-b'] 3.0" in r.stdout
+    r = neomx_cmd('run', '-c', 'import sys, mxnet; print(mxnet.__name__, sys.argv)', 'z',
+                  cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "neomx ['-c', 'z']" in r.stdout
+
+
+def test_run_errors(tmp_path):
+    # An exception in the script: Python's traceback from the script's frames on, status 1.
+    bad = write(tmp_path / 'bad.py', """
+        import mxnet as mx
+
+        def f():
+            raise ValueError('boom in script')
+        f()
+    """)
+    r = neomx_cmd('run', bad, cwd=str(tmp_path))
+    assert r.returncode == 1
+    assert 'ValueError: boom in script' in r.stderr
+    assert 'bad.py", line 5, in f' in r.stderr
+    assert 'cli.py' not in r.stderr and 'runpy' not in r.stderr
+    # sys.exit's status is the command's status.
+    ex = write(tmp_path / 'ex.py', 'import sys\nsys.exit(3)\n')
+    assert neomx_cmd('run', ex, cwd=str(tmp_path)).returncode == 3
+    r = neomx_cmd('run', 'missing.py', cwd=str(tmp_path))
+    assert r.returncode == 2 and "can't open file 'missing.py'" in r.stderr
+
+
+def test_usage_errors(capsys):
+    assert cli.main(['frobnicate']) == 2
+    assert "unknown command 'frobnicate'" in capsys.readouterr().err
+    assert cli.main(['run']) == 2
+    assert 'expected a script' in capsys.readouterr().err
+    assert cli.main(['profile', '--bogus', 'x.py']) == 2
+    assert "unknown option '--bogus'" in capsys.readouterr().err
+    assert cli.main(['launch', '-c', 'print(1)']) == 2
+    assert cli.main(['launch', '--nnodes', '2', 'x.py']) == 2
+    assert '--master' in capsys.readouterr().err
+    assert cli.main(['launch', '--master', 'nohost', 'x.py']) == 2
+    assert 'ADDR:PORT' in capsys.readouterr().err
+    assert cli.main(['--help']) == 0
+    assert 'neomx launch' in capsys.readouterr().out
+    assert cli.main(['--version']) == 0
+    assert neomx.__version__ in capsys.readouterr().out
+
+
+def test_option_parsing():
+    # Options stop at the script (or -m/-c); everything after it is the script's.
+    assert cli._parse(['-o', 'p.json', 's.py', '-o', 'x'], {'-o': ('out', True)}) == \
+        ({'out': 'p.json'}, 'path', 's.py', ['-o', 'x'])
+    assert cli._parse(['--stats', '-mpkg.m', '1'], {'--stats': ('stats', False)}) == \
+        ({'stats': True}, 'module', 'pkg.m', ['1'])
+    assert cli._parse(['--', '-weird.py'], {}) == ({}, 'path', '-weird.py', [])
+    assert cli._parse(['-o=a', 's.py'], {'-o': ('out', True)})[0] == {'out': 'a'}
+
+
+def test_launch_arguments():
+    one = cli._launch_argv({'nproc': '2'}, 'path', 'train.py', ['--epochs', '1'])
+    assert one == ['--nproc-per-node', '2', '--standalone', '-m', 'neomx', 'run', 'train.py',
+                   '--epochs', '1']
+    multi = cli._launch_argv({'nproc': '4', 'nnodes': '2', 'node_rank': '1',
+                              'master': '10.0.0.1:29500', 'profile': 'p.json'},
+                             'module', 'pkg.train', [])
+    assert multi == ['--nproc-per-node', '4', '--nnodes', '2', '--node-rank', '1',
+                     '--master-addr', '10.0.0.1', '--master-port', '29500',
+                     '-m', 'neomx', 'profile', '-o', 'p.json', '-m', 'pkg.train']
+    with pytest.raises(cli.UsageError, match='node-rank'):
+        cli._launch_argv({'nnodes': '2', 'node_rank': '2', 'master': 'h:1'}, 'path', 's', [])
+
+
+def test_alias_in_process():
+    was = _mxnet_alias.installed()
+    _mxnet_alias.install()
+    try:
+        import mxnet
+        import mxnet.ndarray.ndarray as m
+        from mxnet import nd, profiler
+        assert mxnet is neomx and m is neomx.ndarray.ndarray and nd is neomx.nd
+        assert profiler is neomx.profiler
+        # The real module keeps its own spec (the alias does not rename neomx).
+        assert neomx.__spec__.name == 'neomx' and neomx.ndarray.__spec__.name == 'neomx.ndarray'
+        with pytest.raises(ImportError, match="neomx has no module 'neomx.no_such_module'"):
+            import mxnet.no_such_module  # noqa: F401
+    finally:
+        if not was:
+            _mxnet_alias.uninstall()
+    if not was:
+        assert 'mxnet' not in sys.modules and 'mxnet.ndarray' not in sys.modules
+
+
+def test_profile_command(tmp_path):
+    script = os.path.join(ROOT, 'docs', 'img', 'two_device_timeline.py')
+    out = tmp_path / 'trace.json'
+    r = neomx_cmd('profile', '-o', str(out), '--stats', script, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert 'events written to %s' % out in r.stderr
+    assert 'operator\n=================' in r.stderr
+    trace = json.loads(out.read_text())
+    tracks = {e['args']['name'] for e in trace['traceEvents'] if e['name'] == 'thread_name'}
+    assert {'cpu(0)', 'cpu(1)', 'python:MainThread'} <= tracks
+    dots = [e for e in trace['traceEvents'] if e['ph'] == 'X' and e['name'] == 'dot'
+            and e.get('cat') == 'operator']
+    assert len(dots) == 120
