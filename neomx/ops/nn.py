@@ -1,19 +1,64 @@
-"""Neural-network operators.
+"""Neural-network operators: MXNet 1.9's names, inputs, attributes and semantics on torch.
 
 Layers with parameters register a ``fill`` rule: given the input shapes with unknown
 dimensions as 0 (a ``Dense`` whose ``in_units`` is not known yet), it returns the shapes with
 the parameter shapes filled in. Gluon's deferred initialisation and ``Symbol.infer_shape``
 both use it.
+
+Layouts other than channels-first (``NHWC``, ...) are computed by moving the channel axis to
+position 1 and back: torch's kernels are channels-first.
+
+>>> import neomx as mx
+>>> x = mx.nd.ones((1, 2, 4, 4))
+>>> w = mx.nd.ones((3, 2, 3, 3))
+>>> mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=3, no_bias=True).shape
+(1, 3, 2, 2)
 """
+import math
+
 import torch
 import torch.nn.functional as F
 
 from ..base import dtype_torch
-from .registry import Bool, DType, Enum, Float, FloatOrNone, Int, Shape, ShapeError, register
+from .registry import (Bool, DType, Enum, Float, FloatOrNone, Int, IntOrNone, Shape,
+                       ShapeError, register)
+
+__all__ = []
 
 
-def _known(shape):
-    return shape is not None and len(shape) > 0 and all(d > 0 for d in shape)
+class OptEnum(Enum):
+    """An Enum whose default is None; MXNet writes that None as the string 'None'."""
+
+    def __init__(self, *choices):
+        super().__init__(*choices, default=None)
+
+    def parse(self, value):
+        if value is None or value == 'None':
+            return None
+        return super().parse(value)
+
+
+class BoolOrNone(Bool):
+    kind = 'boolean or None'
+
+    def parse(self, value):
+        if value is None or value == 'None':
+            return None
+        return super().parse(value)
+
+
+def _same_shape(attrs, shapes, dtypes):
+    return (shapes[0],), (dtypes[0],)
+
+
+def _no_bias(attrs):
+    return ('bias',) if attrs['no_bias'] else ()
+
+
+def _check_param(op, name, shape, expected):
+    if tuple(shape) != tuple(expected):
+        raise ShapeError("%s: %s has shape %s, expected %s" % (op, name, tuple(shape),
+                                                               tuple(expected)))
 
 
 # -- FullyConnected ---------------------------------------------------------------------------
@@ -47,9 +92,246 @@ def _fully_connected(data, weight, bias=None, num_hidden=0, no_bias=False, flatt
 
 
 register('FullyConnected', inputs=('data', 'weight', 'bias'), heavy=True,
-         drop_inputs=lambda attrs: ('bias',) if attrs['no_bias'] else (),
-         fill=_fc_fill,
+         drop_inputs=_no_bias, fill=_fc_fill,
          attrs={'num_hidden': Int(), 'no_bias': Bool(False), 'flatten': Bool(True)})(_fully_connected)
+
+
+# -- Convolution and Deconvolution ------------------------------------------------------------
+
+_LAYOUTS = ('NCW', 'NCHW', 'NCDHW', 'NWC', 'NHWC', 'NDHWC')
+
+
+def _channels_last(layout):
+    return layout is not None and layout[-1] == 'C'
+
+
+def _to_first(t):
+    """NH..WC -> NCH..W"""
+    return t.movedim(-1, 1)
+
+
+def _to_last(t):
+    return t.movedim(1, -1)
+
+
+def _spatial(attrs, n):
+    """stride, dilate, pad with MXNet's defaults (1, 1, 0 per spatial axis)."""
+    stride = attrs['stride'] or (1,) * n
+    dilate = attrs['dilate'] or (1,) * n
+    pad = attrs['pad'] or (0,) * n
+    for name, v in (('stride', stride), ('dilate', dilate), ('pad', pad)):
+        if len(v) != n:
+            raise ShapeError("%s=%s does not match kernel=%s (%d spatial axes)"
+                             % (name, v, attrs['kernel'], n))
+    return stride, dilate, pad
+
+
+def _conv_channels(data, layout):
+    return data[-1] if _channels_last(layout) else data[1]
+
+
+def _conv_fill(attrs, shapes):
+    """weight (num_filter, C/num_group, *kernel) and bias (num_filter,) from data (N, C, ...);
+    Deconvolution's weight is (C, num_filter/num_group, *kernel)."""
+    data = shapes[0]
+    out = list(shapes)
+    kernel, f, g = tuple(attrs['kernel']), attrs['num_filter'], attrs['num_group']
+    layout = attrs['layout']
+    if data and len(data) == len(kernel) + 2:
+        c = _conv_channels(data, layout)
+        if attrs.get('adj') is not None:           # Deconvolution
+            w = (c, f // g) + kernel
+        else:
+            w = (f, c // g if c else 0) + kernel
+        if _channels_last(layout):
+            w = (w[0],) + w[2:] + (w[1],)
+        out[1] = w
+    if len(out) > 2 and not attrs['no_bias']:
+        out[2] = (f,)
+    return out
+
+
+def _check_conv(op, data, weight, kernel, num_filter, num_group, layout, transposed):
+    n = len(kernel)
+    if data.dim() != n + 2:
+        raise ShapeError("%s: data must be %d-d for kernel=%s (layout %s), got shape %s"
+                         % (op, n + 2, tuple(kernel), layout or 'NC' + 'DHW'[3 - n:],
+                            tuple(data.shape)))
+    c = data.shape[1]
+    if c % num_group or num_filter % num_group:
+        raise ShapeError("%s: channels %d and num_filter %d must both be divisible by "
+                         "num_group %d" % (op, c, num_filter, num_group))
+    if transposed:
+        expected = (c, num_filter // num_group) + tuple(kernel)
+    else:
+        expected = (num_filter, c // num_group) + tuple(kernel)
+    _check_param(op, 'weight', weight.shape, expected)
+
+
+def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(), num_filter=0,
+                 num_group=1, workspace=1024, no_bias=False, cudnn_tune=None, cudnn_off=False,
+                 layout=None):
+    """N-d convolution (1, 2 or 3 spatial axes) with MXNet's stride/dilate/pad/num_group."""
+    stride, dilate, pad = _spatial({'kernel': kernel, 'stride': stride, 'dilate': dilate,
+                                    'pad': pad}, len(kernel))
+    last = _channels_last(layout)
+    if last:
+        data, weight = _to_first(data), _to_first(weight)
+    _check_conv('Convolution', data, weight, kernel, num_filter, num_group, layout, False)
+    if bias is not None and not no_bias:
+        _check_param('Convolution', 'bias', bias.shape, (num_filter,))
+    out = torch.convolution(data, weight, None if no_bias else bias, stride, pad, dilate,
+                            False, (0,) * len(kernel), num_group)
+    return _to_last(out) if last else out
+
+
+_CONV_ATTRS = {'kernel': Shape(), 'stride': Shape(()), 'dilate': Shape(()), 'pad': Shape(()),
+               'num_filter': Int(), 'num_group': Int(1), 'workspace': Int(1024),
+               'no_bias': Bool(False),
+               'cudnn_tune': OptEnum('fastest', 'limited_workspace', 'off'),
+               'cudnn_off': Bool(False), 'layout': OptEnum(*_LAYOUTS)}
+
+register('Convolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_inputs=_no_bias,
+         fill=_conv_fill, attrs=_CONV_ATTRS)(_convolution)
+
+
+def _deconv_pad(attrs, in_spatial):
+    """(pad, adj) of a Deconvolution: given, or derived from target_shape as MXNet does
+    (the total padding split evenly, the odd remainder going to adj)."""
+    kernel = attrs['kernel']
+    stride, dilate, pad = _spatial(attrs, len(kernel))
+    adj = attrs['adj'] or (0,) * len(kernel)
+    target = attrs['target_shape']
+    if target and any(t > 0 for t in target):
+        pads, adjs = [], []
+        for i, t in enumerate(target):
+            full = stride[i] * (in_spatial[i] - 1) + dilate[i] * (kernel[i] - 1) + 1
+            if t > full:
+                raise ShapeError("Deconvolution: target_shape %s is larger than the largest "
+                                 "output %d along spatial axis %d" % (tuple(target), full, i))
+            total = full - t
+            adjs.append(total % 2)
+            pads.append((total + 1) // 2)
+        return stride, dilate, tuple(pads), tuple(adjs)
+    if len(adj) != len(kernel):
+        raise ShapeError("Deconvolution: adj=%s does not match kernel=%s" % (adj, kernel))
+    return stride, dilate, pad, adj
+
+
+def _deconvolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(), adj=(),
+                   target_shape=(), num_filter=0, num_group=1, workspace=512, no_bias=True,
+                   cudnn_tune=None, cudnn_off=False, layout=None):
+    """Transposed convolution: the gradient of Convolution with respect to its data."""
+    last = _channels_last(layout)
+    if last:
+        data, weight = _to_first(data), _to_first(weight)
+    _check_conv('Deconvolution', data, weight, kernel, num_filter, num_group, layout, True)
+    stride, dilate, pad, adj = _deconv_pad(
+        {'kernel': kernel, 'stride': stride, 'dilate': dilate, 'pad': pad, 'adj': adj,
+         'target_shape': target_shape}, tuple(data.shape[2:]))
+    for a, s, d in zip(adj, stride, dilate):
+        if a >= max(s, d):
+            raise ShapeError("Deconvolution: adj=%s must be smaller than stride=%s or dilate=%s"
+                             % (adj, stride, dilate))
+    out = torch.convolution(data, weight, None if no_bias else bias, stride, pad, dilate, True,
+                            adj, num_group)
+    return _to_last(out) if last else out
+
+
+register('Deconvolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_inputs=_no_bias,
+         fill=_conv_fill,
+         attrs={'kernel': Shape(), 'stride': Shape(()), 'dilate': Shape(()), 'pad': Shape(()),
+                'adj': Shape(()), 'target_shape': Shape(()), 'num_filter': Int(),
+                'num_group': Int(1), 'workspace': Int(512), 'no_bias': Bool(True),
+                'cudnn_tune': OptEnum('fastest', 'limited_workspace', 'off'),
+                'cudnn_off': Bool(False), 'layout': OptEnum(*_LAYOUTS)})(_deconvolution)
+
+
+# -- Pooling -----------------------------------------------------------------------------------
+
+def _pool_out(size, k, s, p, convention):
+    if convention == 'full':
+        return 1 + int(math.ceil((size + 2 * p - k) / s))
+    return 1 + (size + 2 * p - k) // s
+
+
+def _pooling(data, kernel=(), pool_type='max', global_pool=False, cudnn_off=False,
+             pooling_convention='valid', stride=(), pad=(), p_value=None, count_include_pad=None,
+             layout=None):
+    """Max/avg/sum/lp pooling over 1, 2 or 3 spatial axes; ``pooling_convention='full'``
+    rounds the output size up (MXNet's formula: no window is dropped for starting in the
+    padding, unlike torch's ceil_mode)."""
+    last = _channels_last(layout)
+    if last:
+        data = _to_first(data)
+    n = data.dim() - 2
+    if n not in (1, 2, 3):
+        raise ShapeError("Pooling: data must be 3-d, 4-d or 5-d (N, C, spatial...), got shape %s"
+                         % (tuple(data.shape),))
+    if global_pool:
+        kernel, stride, pad = tuple(data.shape[2:]), (1,) * n, (0,) * n
+    else:
+        if len(kernel) != n:
+            raise ShapeError("Pooling: kernel=%s does not match data of shape %s"
+                             % (tuple(kernel), tuple(data.shape)))
+        stride = stride or (1,) * n
+        pad = pad or (0,) * n
+    if pooling_convention == 'same':
+        raise ShapeError("Pooling: pooling_convention='same' is not supported by neomx "
+                         "(MXNet supports it only for 1-d max pooling); use 'valid' or 'full'")
+    outs = []
+    for i in range(n):
+        size = data.shape[2 + i]
+        if kernel[i] > size + 2 * pad[i]:
+            raise ShapeError("Pooling: kernel %s is larger than the padded input %s"
+                             % (tuple(kernel), tuple(data.shape[2:])))
+        outs.append(_pool_out(size, kernel[i], stride[i], pad[i], pooling_convention))
+    one_d = n == 1
+    if one_d:   # torch's 1-d avg pooling has no divisor_override: pool in 2-d
+        data = data.unsqueeze(-1)
+        kernel, stride, pad, outs = kernel + (1,), stride + (1,), pad + (0,), outs + [1]
+    ceil = pooling_convention == 'full'
+    # torch drops a last window that would start in the right padding; MXNet keeps it:
+    # pad on the right explicitly in that (rare) case.
+    extra = [max(0, (o - 1) * s + k - (d + 2 * p)) if ceil and (o - 1) * s >= d + p else 0
+             for o, s, k, d, p in zip(outs, stride, kernel, data.shape[2:], pad)]
+    if any(extra):
+        fill = torch.finfo(data.dtype).min if pool_type == 'max' else 0.0   # MXNet's 'lowest'
+        flat = []
+        for e in reversed(extra):
+            flat.extend([0, e])
+        data = F.pad(data, flat, value=fill)
+    nd2 = len(kernel)
+    if pool_type == 'max':
+        out = (F.max_pool2d if nd2 == 2 else F.max_pool3d)(data, kernel, stride, pad,
+                                                         ceil_mode=ceil)
+    elif pool_type in ('avg', 'sum', 'lp'):
+        x = data
+        if pool_type == 'lp':
+            if p_value not in (1, 2, 3):
+                raise ShapeError("Pooling: lp pooling needs p_value 1, 2 or 3, got %r" % (p_value,))
+            x = data ** p_value if p_value != 1 else data
+        include = True if count_include_pad is None else count_include_pad
+        divisor = None if pool_type == 'avg' else 1      # a sum: divide by 1
+        f = F.avg_pool2d if nd2 == 2 else F.avg_pool3d
+        out = f(x, kernel, stride, pad, ceil_mode=ceil, count_include_pad=include,
+                divisor_override=divisor)
+        if pool_type == 'lp' and p_value != 1:
+            out = out.sqrt() if p_value == 2 else torch.sign(out) * out.abs().pow(1.0 / 3)
+    else:
+        raise ShapeError("Pooling: unknown pool_type %r" % (pool_type,))
+    if one_d:
+        out = out.squeeze(-1)
+    return _to_last(out) if last else out
+
+
+register('Pooling', heavy=True,
+         attrs={'kernel': Shape(()), 'pool_type': Enum('avg', 'lp', 'max', 'sum', default='max'),
+                'global_pool': Bool(False), 'cudnn_off': Bool(False),
+                'pooling_convention': Enum('full', 'same', 'valid', default='valid'),
+                'stride': Shape(()), 'pad': Shape(()), 'p_value': IntOrNone(None),
+                'count_include_pad': BoolOrNone(None),
+                'layout': OptEnum('NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC')})(_pooling)
 
 
 # -- activations -------------------------------------------------------------------------
@@ -63,30 +345,403 @@ def _activation(data, act_type):
     return _ACT[act_type](data)
 
 
-register('Activation', infer=lambda a, s, d: ((s[0],), (d[0],)),
+register('Activation', infer=_same_shape, infer_attrs=(),
          attrs={'act_type': Enum(*_ACT)})(_activation)
 
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_LAMBDA = 1.0507009873554804934193349852946
 
-def _softmax_like(f):
-    def kernel(data, axis, temperature, dtype, use_length):
+
+def _leaky_fill(attrs, shapes):
+    out = list(shapes)
+    data = shapes[0]
+    if attrs['act_type'] == 'prelu' and len(out) > 1 and data:
+        out[1] = (data[1] if len(data) > 1 else data[0],)
+    return out
+
+
+def _leaky_relu(data, gamma=None, act_type='leaky', slope=0.25, lower_bound=0.125,
+                upper_bound=0.334, is_train=False, generator=None):
+    """leaky: x or slope*x; prelu: x or gamma*x (gamma per channel, axis 1); elu:
+    slope*(exp(x)-1) below 0; selu; gelu (erf form); rrelu: a random slope in
+    [lower_bound, upper_bound) in training, their mean otherwise."""
+    if act_type == 'leaky':
+        return F.leaky_relu(data, slope)
+    if act_type == 'prelu':
+        if gamma.dim() == 1 and data.dim() > 1:
+            if gamma.shape[0] not in (1, data.shape[1]):
+                raise ShapeError("LeakyReLU: prelu gamma has shape %s, expected (%d,) or (1,)"
+                                 % (tuple(gamma.shape), data.shape[1]))
+            gamma = gamma.reshape((1, -1) + (1,) * (data.dim() - 2))
+        return torch.where(data > 0, data, gamma * data)
+    if act_type == 'elu':
+        return torch.where(data > 0, data, slope * torch.expm1(data))
+    if act_type == 'selu':
+        return _SELU_LAMBDA * torch.where(data > 0, data, _SELU_ALPHA * torch.expm1(data))
+    if act_type == 'gelu':
+        return F.gelu(data)
+    if act_type == 'rrelu':
+        if is_train and data.device.type != 'meta':
+            s = torch.empty(data.shape, dtype=data.dtype, device=data.device)
+            s.uniform_(lower_bound, upper_bound, generator=generator)
+            return torch.where(data > 0, data, s * data)
+        return F.leaky_relu(data, (lower_bound + upper_bound) / 2)
+    raise ShapeError("LeakyReLU: unknown act_type %r" % (act_type,))
+
+
+register('LeakyReLU', inputs=('data', 'gamma'), rng=True, train=True, fill=_leaky_fill,
+         drop_inputs=lambda attrs: () if attrs['act_type'] == 'prelu' else ('gamma',),
+         infer=_same_shape, infer_attrs=(),
+         attrs={'act_type': Enum('elu', 'gelu', 'leaky', 'prelu', 'rrelu', 'selu',
+                                 default='leaky'),
+                'slope': Float(0.25), 'lower_bound': Float(0.125),
+                'upper_bound': Float(0.334)})(_leaky_relu)
+
+
+# -- softmax family ------------------------------------------------------------------------
+
+def _length_mask(data, length, axis):
+    """True where the position along ``axis`` is below ``length`` (shape: data without axis)."""
+    n = data.shape[axis]
+    pos = torch.arange(n, device=data.device).reshape((-1,) + (1,) * (data.dim() - 1 - axis))
+    return pos < length.to(torch.int64).unsqueeze(axis)
+
+
+def _softmax_like(f, fill):
+    def kernel(data, length=None, axis=-1, temperature=None, dtype=None, use_length=False):
+        axis = axis % data.dim()
         x = data if temperature in (None, 1.0) else data / temperature
-        out = f(x, dim=axis % data.dim())
-        return out if dtype is None else out.to(dtype_torch(dtype))
+        if dtype is not None:
+            x = x.to(dtype_torch(dtype))
+        if use_length and length is not None:
+            mask = _length_mask(x, length, axis)
+            out = f(x.masked_fill(~mask, float('-inf')), dim=axis)
+            return out.masked_fill(~mask, fill)
+        return f(x, dim=axis)
     return kernel
 
 
-_SOFTMAX = {'axis': Int(-1), 'temperature': FloatOrNone(None), 'dtype': DType(None),
-            'use_length': Bool(False)}
+_SOFTMAX = {'axis': Int(-1), 'temperature': FloatOrNone(None),
+            'dtype': OptEnum('float16', 'float32', 'float64'), 'use_length': Bool(False)}
 
-register('softmax', fluent=True, attrs=_SOFTMAX)(_softmax_like(torch.softmax))
-register('log_softmax', fluent=True, attrs=_SOFTMAX)(_softmax_like(torch.log_softmax))
 
+def _log_softmax(data, axis=-1, temperature=None, dtype=None, use_length=False):
+    return _softmax_like(torch.log_softmax, 0.0)(data, None, axis, temperature, dtype, False)
+
+
+register('softmax', inputs=('data', 'length'), fluent=True, attrs=_SOFTMAX,
+         drop_inputs=lambda attrs: () if attrs['use_length'] else ('length',))(
+    _softmax_like(torch.softmax, 0.0))
+register('log_softmax', fluent=True, attrs=_SOFTMAX)(_log_softmax)
+
+
+def _softmax_activation(data, mode='instance'):
+    """Softmax over axis 1 (``channel``) or, for ``instance``, over the last axis: MXNet
+    flattens the data to 2-d keeping the last axis, so a 2-d input is normalised per row."""
+    if mode == 'channel':
+        return torch.softmax(data, dim=1)
+    return torch.softmax(data, dim=-1)
+
+
+register('SoftmaxActivation', infer=_same_shape,
+         attrs={'mode': Enum('channel', 'instance', default='instance')})(_softmax_activation)
+
+
+def _softmax_output_axes(data, multi_output, preserve_shape):
+    """(probabilities, class axis) of SoftmaxOutput's forward."""
+    if preserve_shape:
+        return torch.softmax(data, dim=-1), data.dim() - 1
+    if multi_output:
+        return torch.softmax(data, dim=1), 1
+    flat = data.reshape(data.shape[0], -1)
+    return torch.softmax(flat, dim=1).reshape(data.shape), None
+
+
+def _softmax_output(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=False,
+                    use_ignore=False, preserve_shape=False, normalization='null', out_grad=False,
+                    smooth_alpha=0.0):
+    """Softmax in the forward pass; its gradient is ``softmax(x) - one_hot(label)`` (the
+    cross-entropy gradient), scaled, whatever the head gradient."""
+    return _softmax_output_axes(data, multi_output, preserve_shape)[0]
+
+
+def _softmax_output_grad(inputs, outputs, out_grads, grad_scale=1.0, ignore_label=-1.0,
+                         multi_output=False, use_ignore=False, preserve_shape=False,
+                         normalization='null', out_grad=False, smooth_alpha=0.0):
+    data, label = inputs
+    prob = outputs
+    if preserve_shape:
+        axis = data.dim() - 1
+    elif multi_output:
+        axis = 1
+    else:
+        axis = 1
+        prob = prob.reshape(data.shape[0], -1)
+    if label.shape == prob.shape:       # probabilities as labels
+        grad = prob - label.to(prob.dtype)
+        valid = None
+    else:
+        idx = label.to(torch.int64)
+        if label.dim() != prob.dim() - 1:
+            idx = idx.reshape(prob.shape[:axis] + prob.shape[axis + 1:])
+        keep = idx != int(ignore_label) if use_ignore else None
+        num_classes = prob.shape[axis]
+        target = F.one_hot(idx.clamp(0, num_classes - 1), num_classes).movedim(-1, axis)
+        target = target.to(prob.dtype)
+        if smooth_alpha:
+            target = target * (1 - smooth_alpha) + (1 - target) * (smooth_alpha / (num_classes - 1))
+        grad = prob - target
+        valid = keep
+        if keep is not None:
+            grad = grad * keep.unsqueeze(axis).to(grad.dtype)
+    scale = grad_scale
+    if normalization == 'batch':
+        scale = scale / data.shape[0]
+    elif normalization == 'valid':
+        if valid is not None:
+            scale = scale / max(int(valid.sum()), 1)
+        else:
+            scale = scale / max(grad.numel() // grad.shape[axis], 1)
+    grad = grad * scale
+    if out_grad:
+        grad = grad * out_grads[0].reshape(grad.shape)
+    return grad.reshape(data.shape), None
+
+
+def _softmax_output_fill(attrs, shapes):
+    out = list(shapes)
+    data = shapes[0]
+    if data and (len(out) < 2 or not out[1]):
+        if attrs['preserve_shape']:
+            out[1] = tuple(data[:-1])
+        elif attrs['multi_output']:
+            out[1] = (data[0],) + tuple(data[2:])
+        else:
+            out[1] = (data[0],)
+    return out
+
+
+register('SoftmaxOutput', inputs=('data', 'label'), aliases=('Softmax',), infer=_same_shape,
+         grad=_softmax_output_grad, fill=_softmax_output_fill,
+         attrs={'grad_scale': Float(1.0), 'ignore_label': Float(-1.0),
+                'multi_output': Bool(False), 'use_ignore': Bool(False),
+                'preserve_shape': Bool(False),
+                'normalization': Enum('batch', 'null', 'valid', default='null'),
+                'out_grad': Bool(False), 'smooth_alpha': Float(0.0)})(_softmax_output)
+
+
+def _softmax_cross_entropy(data, label):
+    """Sum over the batch of ``-log softmax(data)[label]``, as an array of shape (1,)."""
+    if data.dim() != 2 or label.shape != (data.shape[0],):
+        raise ShapeError("softmax_cross_entropy: data must be (batch, classes) and label "
+                         "(batch,), got %s and %s" % (tuple(data.shape), tuple(label.shape)))
+    return F.cross_entropy(data, label.to(torch.int64), reduction='sum').reshape(1)
+
+
+register('softmax_cross_entropy', inputs=('data', 'label'))(_softmax_cross_entropy)
+
+
+# -- losses whose gradient ignores the head gradient -------------------------------------
+
+def _make_loss(data, grad_scale=1.0, valid_thresh=0.0, normalization='null'):
+    return data.clone()
+
+
+def _make_loss_grad(inputs, outputs, out_grads, grad_scale=1.0, valid_thresh=0.0,
+                    normalization='null'):
+    data = inputs[0]
+    scale = grad_scale
+    if normalization == 'batch':
+        scale /= data.shape[0]
+    elif normalization == 'valid':
+        scale /= max(int((data > valid_thresh).sum()), 1)
+    return (torch.full_like(data, scale),)
+
+
+register('MakeLoss', infer=_same_shape, grad=_make_loss_grad,
+         attrs={'grad_scale': Float(1.0), 'valid_thresh': Float(0.0),
+                'normalization': Enum('batch', 'null', 'valid', default='null')})(_make_loss)
+
+
+def _make_loss_plain(data):
+    return data.clone()
+
+
+register('make_loss', infer=_same_shape, infer_attrs=(), fluent=True,
+         grad=lambda inputs, outputs, out_grads: (torch.ones_like(inputs[0]),))(_make_loss_plain)
+
+
+# -- normalisation -------------------------------------------------------------------------
+
+def _norm_fill(axis_of):
+    def fill(attrs, shapes):
+        out = list(shapes)
+        data = shapes[0]
+        if data:
+            c = axis_of(attrs, data)
+            for i in range(1, len(out)):
+                out[i] = (c,)
+        return out
+    return fill
+
+
+def _bn_channels(attrs, data):
+    return data[attrs['axis'] % len(data)]
+
+
+def _bn_infer(attrs, shapes, dtypes):
+    data = shapes[0]
+    if not data:
+        raise ShapeError("BatchNorm: data has no axes")
+    axis = attrs['axis']
+    if not -len(data) <= axis < len(data):
+        raise ShapeError("BatchNorm: axis %d is out of range for data of shape %s" % (axis, data))
+    c = data[axis % len(data)]
+    for name, s in zip(('gamma', 'beta', 'moving_mean', 'moving_var'), shapes[1:]):
+        if s is not None and tuple(s) != (c,):
+            raise ShapeError("BatchNorm: %s has shape %s, expected (%d,) (the size of axis %d "
+                             "of data %s)" % (name, tuple(s), c, axis, tuple(data)))
+    if attrs['output_mean_var']:
+        return (data, (c,), (c,)), (dtypes[0], dtypes[3] or dtypes[0], dtypes[4] or dtypes[0])
+    return (data,), (dtypes[0],)
+
+
+def _batch_norm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
+                fix_gamma=True, use_global_stats=False, output_mean_var=False, axis=1,
+                cudnn_off=False, min_calib_range=None, max_calib_range=None, is_train=False):
+    """Batch normalisation over every axis but ``axis``. In training (and without
+    ``use_global_stats``) it normalises with the batch statistics and updates the moving
+    ones in place, ``moving = moving * momentum + batch * (1 - momentum)`` with the biased
+    variance (MXNet on GPU updates them in the forward pass, as here; on CPU in the
+    backward). Otherwise it normalises with the moving statistics. ``fix_gamma`` uses 1 for
+    gamma (and gamma gets no gradient). The extra outputs are the mean and 1/sqrt(var+eps)."""
+    nd_ = data.dim()
+    axis = axis % nd_
+    x = data.movedim(axis, 1) if axis != 1 else data
+    if nd_ == 1:
+        x = x.unsqueeze(0)
+    if fix_gamma:
+        gamma = gamma * 0 + 1      # 1, with a zero gradient (the graph stays connected)
+    if is_train and not use_global_stats:
+        out, mean, invstd = torch.native_batch_norm(x, gamma, beta, None, None, True, 0.0, eps)
+        if x.device.type != 'meta':
+            with torch.no_grad():
+                var = invstd.detach().to(moving_var.dtype).reciprocal().square() - eps
+                moving_mean.mul_(momentum).add_(mean.detach().to(moving_mean.dtype),
+                                                alpha=1 - momentum)
+                moving_var.mul_(momentum).add_(var, alpha=1 - momentum)
+    else:
+        out = torch.batch_norm(x, gamma, beta, moving_mean, moving_var, False, 0.0, eps, False)
+        mean = moving_mean
+        invstd = (moving_var + eps).rsqrt()
+    if nd_ == 1:
+        out = out.squeeze(0)
+    if axis != 1:
+        out = out.movedim(1, axis)
+    if output_mean_var:
+        return out, mean, invstd
+    return out
+
+
+register('BatchNorm', inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var'),
+         mutate=('moving_mean', 'moving_var'), train=True, heavy=True,
+         num_outputs=lambda attrs: 3 if attrs['output_mean_var'] else 1,
+         output_names=lambda attrs: ('output', 'mean', 'var')[:3 if attrs['output_mean_var'] else 1],
+         infer=_bn_infer, fill=_norm_fill(_bn_channels),
+         attrs={'eps': Float(1e-3), 'momentum': Float(0.9), 'fix_gamma': Bool(True),
+                'use_global_stats': Bool(False), 'output_mean_var': Bool(False),
+                'axis': Int(1), 'cudnn_off': Bool(False),
+                'min_calib_range': FloatOrNone(None),
+                'max_calib_range': FloatOrNone(None)})(_batch_norm)
+
+
+def _layer_norm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False):
+    """Normalises along ``axis`` and scales by gamma, shifts by beta (both of that axis'
+    size); the extra outputs are the mean and the standard deviation, with ``axis`` kept as
+    size 1."""
+    axis = axis % data.dim()
+    c = data.shape[axis]
+    _check_param('LayerNorm', 'gamma', gamma.shape, (c,))
+    _check_param('LayerNorm', 'beta', beta.shape, (c,))
+    last = axis == data.dim() - 1
+    x = data if last else data.movedim(axis, -1)
+    out = F.layer_norm(x, (c,), gamma, beta, eps)
+    if not last:
+        out = out.movedim(-1, axis)
+    if not output_mean_var:
+        return out
+    var, mean = torch.var_mean(data, dim=axis, keepdim=True, unbiased=False)
+    return out, mean, (var + eps).sqrt()
+
+
+register('LayerNorm', inputs=('data', 'gamma', 'beta'), fill=_norm_fill(
+    lambda attrs, data: data[attrs['axis'] % len(data)]),
+    num_outputs=lambda attrs: 3 if attrs['output_mean_var'] else 1,
+    output_names=lambda attrs: ('output', 'mean', 'std')[:3 if attrs['output_mean_var'] else 1],
+    attrs={'axis': Int(-1), 'eps': Float(1e-5), 'output_mean_var': Bool(False)})(_layer_norm)
+
+
+def _instance_norm(data, gamma, beta, eps=1e-3):
+    """Normalises each (instance, channel) over its spatial axes, then scales and shifts per
+    channel."""
+    c = data.shape[1]
+    _check_param('InstanceNorm', 'gamma', gamma.shape, (c,))
+    _check_param('InstanceNorm', 'beta', beta.shape, (c,))
+    return F.instance_norm(data, weight=gamma, bias=beta, eps=eps)
+
+
+register('InstanceNorm', inputs=('data', 'gamma', 'beta'), infer=_same_shape,
+         fill=_norm_fill(lambda attrs, data: data[1]),
+         attrs={'eps': Float(1e-3)})(_instance_norm)
+
+
+def _group_norm(data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=False):
+    """Normalises each group of ``C/num_groups`` channels (with all spatial positions); as in
+    MXNet 1.x, gamma and beta have one value per group."""
+    n, c = data.shape[0], data.shape[1]
+    if c % num_groups:
+        raise ShapeError("GroupNorm: %d channels are not divisible by num_groups=%d"
+                         % (c, num_groups))
+    _check_param('GroupNorm', 'gamma', gamma.shape, (num_groups,))
+    _check_param('GroupNorm', 'beta', beta.shape, (num_groups,))
+    x = data.reshape(n, num_groups, -1)
+    out = F.layer_norm(x, (x.shape[-1],), None, None, eps)
+    out = (out * gamma.reshape(1, -1, 1) + beta.reshape(1, -1, 1)).reshape(data.shape)
+    if not output_mean_var:
+        return out
+    var, mean = torch.var_mean(x, dim=-1, unbiased=False)
+    return out, mean, (var + eps).sqrt()
+
+
+register('GroupNorm', inputs=('data', 'gamma', 'beta'),
+         fill=_norm_fill(lambda attrs, data: attrs['num_groups']),
+         num_outputs=lambda attrs: 3 if attrs['output_mean_var'] else 1,
+         output_names=lambda attrs: ('output', 'mean', 'std')[:3 if attrs['output_mean_var'] else 1],
+         attrs={'num_groups': Int(1), 'eps': Float(1e-5),
+                'output_mean_var': Bool(False)})(_group_norm)
+
+
+def _lrn(data, alpha=1e-4, beta=0.75, knorm=2.0, nsize=1):
+    """Local response normalisation across channels:
+    ``x / (knorm + alpha/nsize * sum of x^2 over nsize channels)^beta``."""
+    return F.local_response_norm(data, nsize, alpha, beta, knorm)
+
+
+register('LRN', infer=_same_shape,
+         attrs={'alpha': Float(1e-4), 'beta': Float(0.75), 'knorm': Float(2.0),
+                'nsize': Int()})(_lrn)
+
+
+# -- Dropout -------------------------------------------------------------------------------
 
 def _dropout(data, p, mode, axes, cudnn_off, is_train, generator):
     """Zeroes elements with probability ``p`` and scales the rest by 1/(1-p) in training
-    (or always with ``mode='always'``); the identity otherwise."""
+    (or always with ``mode='always'``); the identity otherwise. ``axes`` share one mask
+    value along them (variational dropout)."""
     if p <= 0 or not (is_train or mode == 'always') or data.device.type == 'meta':
         return data.clone() if data.device.type != 'meta' else torch.empty_like(data)
+    if p >= 1:
+        return data * 0
     shape = list(data.shape)
     for a in axes:
         shape[a] = 1
@@ -96,7 +751,74 @@ def _dropout(data, p, mode, axes, cudnn_off, is_train, generator):
     return data * mask
 
 
-register('Dropout', rng=True, train=True, infer=lambda a, s, d: ((s[0],), (d[0],)),
+register('Dropout', rng=True, train=True, infer=_same_shape, infer_attrs=(),
          attrs={'p': Float(0.5), 'mode': Enum('training', 'always', default='training'),
-                'axes': Shape(()),
-                'cudnn_off': Bool(False)})(_dropout)
+                'axes': Shape(()), 'cudnn_off': BoolOrNone(False)})(_dropout)
+
+
+# -- Embedding and UpSampling --------------------------------------------------------------
+
+def _embedding_infer(attrs, shapes, dtypes):
+    data, weight = shapes
+    expected = (attrs['input_dim'], attrs['output_dim'])
+    if weight is not None and tuple(weight) != expected:
+        raise ShapeError("Embedding: weight has shape %s, expected (input_dim, output_dim) = %s"
+                         % (tuple(weight), expected))
+    return (tuple(data) + (attrs['output_dim'],),), (dtypes[1] or attrs['dtype'],)
+
+
+def _embedding(data, weight, input_dim=0, output_dim=0, dtype='float32', sparse_grad=False):
+    """Rows of ``weight`` picked by the indices in ``data`` (clipped to [0, input_dim))."""
+    idx = data.to(torch.int64).clamp(0, input_dim - 1)
+    return F.embedding(idx, weight)
+
+
+register('Embedding', inputs=('data', 'weight'), infer=_embedding_infer,
+         fill=lambda attrs, shapes: [shapes[0], (attrs['input_dim'], attrs['output_dim'])],
+         attrs={'input_dim': Int(), 'output_dim': Int(), 'dtype': DType('float32'),
+                'sparse_grad': Bool(False)})(_embedding)
+
+
+def _upsampling(*data, scale=1, num_filter=0, sample_type='nearest', multi_input_mode='concat',
+                num_args=1, workspace=512):
+    """Nearest: each input is repeated to ``scale`` times the first input's spatial size,
+    then the inputs are concatenated along channels (or summed). Bilinear: a grouped
+    Deconvolution of ``data`` with the weight given as the second input."""
+    if sample_type == 'bilinear':
+        x, weight = data
+        p = int(math.ceil((scale - 1) / 2.0))
+        return torch.convolution(x, weight, None, (scale, scale), (p, p), (1, 1), True,
+                                 (0, 0), num_filter or x.shape[1])
+    h, w = data[0].shape[2] * scale, data[0].shape[3] * scale
+    outs = []
+    for x in data:
+        if h % x.shape[2] or w % x.shape[3]:
+            raise ShapeError("UpSampling: input of shape %s cannot be scaled to %dx%d"
+                             % (tuple(x.shape), h, w))
+        s = h // x.shape[2]
+        outs.append(x.repeat_interleave(s, dim=2).repeat_interleave(w // x.shape[3], dim=3))
+    if len(outs) == 1:
+        return outs[0]
+    if multi_input_mode == 'sum':
+        out = outs[0]
+        for o in outs[1:]:
+            out = out + o
+        return out
+    return torch.cat(outs, dim=1)
+
+
+def _upsampling_fill(attrs, shapes):
+    out = list(shapes)
+    if attrs['sample_type'] == 'bilinear' and len(out) > 1 and shapes[0]:
+        s = attrs['scale']
+        k = 2 * s - s % 2
+        c = attrs['num_filter'] or shapes[0][1]
+        out[1] = (c, 1, k, k)
+    return out
+
+
+register('UpSampling', inputs=('*data',), key_var_num_args='num_args', fill=_upsampling_fill,
+         attrs={'scale': Int(), 'num_filter': Int(0),
+                'sample_type': Enum('bilinear', 'nearest'),
+                'multi_input_mode': Enum('concat', 'sum', default='concat'),
+                'num_args': Int(), 'workspace': Int(512)})(_upsampling)
