@@ -1,0 +1,323 @@
+"""The KVStore interface, its registry, and what every neomx store shares.
+
+``KVStoreBase`` is MXNet's abstract interface (``broadcast``, ``pushpull``, ``set_optimizer``,
+``is_capable``, ``save/load_optimizer_states``, ``type``, ``rank``, ``num_workers``) with its
+registry of user stores. ``KVStore`` implements the user-facing calls of MXNet's KVStore
+(``init``, ``push``, ``pull``, ``pushpull``, ``broadcast``) once: it checks and groups the
+keys and values, and hands lists of them to four methods a store kind defines:
+
+- ``_init(keys, values)``: store a copy of each value;
+- ``_reduce(keys, value_lists)``: one array per key holding the sum of its values;
+- ``_assign(keys, merged)``: make the stored value of each key ``merged`` (no updater);
+- ``_pull(keys, out_lists)``: copy each stored value into its outputs.
+
+With an updater (``set_optimizer``), a push runs ``updater(keys, merged, stored)`` instead of
+``_assign``. The local kinds live in ``local.py``; the distributed kinds subclass them.
+"""
+import warnings
+
+from ..base import MXNetError
+from ..ndarray import NDArray
+from ..ndarray.utils import _write_atomic
+from ..optimizer import Updater, get_updater
+
+__all__ = ['KVStoreBase', 'KVStore']
+
+
+class KVStoreBase:
+    """The abstract key-value store of data-parallel training (MXNet's ``KVStoreBase``).
+
+    >>> import neomx as mx
+    >>> @mx.kv.KVStoreBase.register
+    ... class MyStore(mx.kv.KVStoreBase):
+    ...     pass
+    >>> type(mx.kv.create('mystore')).__name__
+    'MyStore'
+    """
+    OPTIMIZER = 'optimizer'
+    kv_registry = {}
+
+    @staticmethod
+    def register(klass):
+        """Registers a store class under its lower-cased name, for ``kv.create``."""
+        if not isinstance(klass, type):
+            raise TypeError("KVStoreBase.register expects a class, got %r" % (klass,))
+        name = klass.__name__.lower()
+        if name in KVStoreBase.kv_registry:
+            old = KVStoreBase.kv_registry[name]
+            warnings.warn('WARNING: New kvstore %s.%s is overriding existing kvstore %s.%s'
+                          % (klass.__module__, klass.__name__, old.__module__, old.__name__))
+        KVStoreBase.kv_registry[name] = klass
+        return klass
+
+    def broadcast(self, key, value, out, priority=0):
+        """Stores ``value`` under ``key`` and copies it into ``out``."""
+        raise NotImplementedError()
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """Sums ``value`` into the store and copies the result into ``out`` (or ``value``)."""
+        raise NotImplementedError()
+
+    def set_optimizer(self, optimizer):
+        raise NotImplementedError()
+
+    def is_capable(self, capability):
+        raise NotImplementedError()
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        raise NotImplementedError()
+
+    def load_optimizer_states(self, fname):
+        raise NotImplementedError()
+
+    @property
+    def type(self):
+        raise NotImplementedError()
+
+    @property
+    def rank(self):
+        raise NotImplementedError()
+
+    @property
+    def num_workers(self):
+        raise NotImplementedError()
+
+
+def _check_key(key):
+    if isinstance(key, bool) or not isinstance(key, (int, str)):
+        raise MXNetError("KVStore: a key must be an int or a str, got %r" % (key,))
+    return isinstance(key, str)
+
+
+def _key_values(op, key, value, one_per_key=False):
+    """``(keys, value_lists)`` from MXNet's call forms: a key with an array or a list of
+    arrays, or a list of keys with a list of (lists of) arrays. Repeated keys are merged in
+    order of first appearance."""
+    if isinstance(key, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(key):
+            raise MXNetError("KVStore.%s: %d keys need a list of %d values, got %r"
+                             % (op, len(key), len(key), type(value).__name__))
+        pairs = list(zip(key, value))
+        kinds = {_check_key(k) for k in key}
+        if len(kinds) > 1:
+            raise MXNetError("KVStore.%s: inconsistent types of keys detected (all int or all "
+                             "str): %r" % (op, list(key)))
+    else:
+        _check_key(key)
+        pairs = [(key, value)]
+    grouped = {}
+    for k, v in pairs:
+        vals = [v] if isinstance(v, NDArray) else v
+        if not isinstance(vals, (list, tuple)) or not vals or \
+                not all(isinstance(x, NDArray) for x in vals):
+            raise MXNetError("KVStore.%s: the value of key %r must be an NDArray or a list of "
+                             "NDArrays, got %r" % (op, k, v))
+        if one_per_key and (len(vals) != 1 or k in grouped):
+            raise MXNetError("KVStore.%s: duplicate init of key %r. Please double check if you "
+                             "called kv.init or kv.broadcast with this key multiple times"
+                             % (op, k))
+        grouped.setdefault(k, []).extend(vals)
+    return list(grouped), list(grouped.values())
+
+
+class KVStore(KVStoreBase):
+    """MXNet's KVStore calls over the four data-moving methods of a store kind (see the
+    module docstring). ``priority`` is accepted and ignored: the engine orders operations by
+    their data."""
+
+    def __init__(self, kind, name=None):
+        self._kind = kind              # how it behaves: 'local', 'device', 'dist_sync', ...
+        self._name = name or kind      # what ``type`` reports (MXNet's aliases included)
+        self._updater = None
+        self._compression = None
+
+    def __repr__(self):
+        return '<KVStore %s>' % self._name
+
+    # -- the calls -----------------------------------------------------------------------
+    def init(self, key, value):
+        """Stores a copy of ``value`` under ``key`` (or of each value under each key).
+
+        >>> import neomx as mx
+        >>> kv = mx.kv.create('local')
+        >>> kv.init('w', mx.nd.ones((2,)) * 2)
+        >>> out = mx.nd.zeros((2,))
+        >>> kv.pull('w', out=out)
+        >>> out.asnumpy().tolist()
+        [2.0, 2.0]
+        """
+        keys, vals = _key_values('init', key, value, one_per_key=True)
+        for k in keys:
+            if self._has(k):
+                raise MXNetError("KVStore.init: duplicate init of key %r. Please double check if "
+                                 "you called kv.init or kv.broadcast with this key multiple times"
+                                 % (k,))
+        self._init(keys, [v[0] for v in vals])
+
+    def push(self, key, value, priority=0):
+        """Sums the values pushed for each key (one per device, say) and stores the sum, or,
+        with an optimizer set, updates the stored value with it.
+
+        >>> import neomx as mx
+        >>> kv = mx.kv.create('device')
+        >>> kv.init(3, mx.nd.zeros((2,)))
+        >>> kv.push(3, [mx.nd.ones((2,), ctx=mx.cpu(0)), mx.nd.ones((2,), ctx=mx.cpu(1))])
+        >>> out = mx.nd.zeros((2,))
+        >>> kv.pull(3, out=out)
+        >>> out.asnumpy().tolist()
+        [2.0, 2.0]
+        """
+        keys, vals = _key_values('push', key, value)
+        self._check_inited('push', keys, vals)
+        merged = self._reduce(keys, vals)
+        if self._updater is None:
+            self._assign(keys, merged)
+        else:
+            self._apply_updater(keys, merged)
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        """Copies the stored value of each key into ``out`` (an array or a list of them)."""
+        if out is None:
+            raise MXNetError("KVStore.pull: out= is required (the arrays to copy into)")
+        keys, outs = _key_values('pull', key, out)
+        self._check_inited('pull', keys, outs)
+        self._pull(keys, outs)
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """``push`` then ``pull`` into ``out`` (into ``value`` when ``out`` is None): with the
+        values of several devices, an allreduce.
+
+        >>> import neomx as mx
+        >>> kv = mx.kv.create('device')
+        >>> grads = [mx.nd.ones((2,), ctx=mx.cpu(i)) * (i + 1) for i in range(2)]
+        >>> kv.init(0, grads[0])
+        >>> kv.pushpull(0, grads)
+        >>> [g.asnumpy().tolist() for g in grads]
+        [[3.0, 3.0], [3.0, 3.0]]
+        """
+        self.push(key, value, priority)
+        self.pull(key, value if out is None else out, priority)
+
+    def broadcast(self, key, value, out, priority=0):
+        """``init(key, value)`` then ``pull(key, out)``."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
+        raise MXNetError("KVStore.row_sparse_pull: neomx arrays are dense only; use pull")
+
+    def set_gradient_compression(self, compression_params):
+        """Gradient compression (MXNet's 1-bit and 2-bit quantisation) is not implemented."""
+        if self._kind == 'local':
+            raise MXNetError("Gradient compression is not supported for this type of kvstore "
+                             "('local')")
+        raise MXNetError("KVStore.set_gradient_compression(%r): gradient compression is not "
+                         "implemented in neomx; train without compression_params"
+                         % (compression_params,))
+
+    # -- optimizer on the store -----------------------------------------------------------
+    def set_optimizer(self, optimizer):
+        """Updates stored values with ``optimizer`` at each push (``update_on_kvstore``).
+
+        >>> import neomx as mx
+        >>> kv = mx.kv.create('local')
+        >>> kv.init(3, mx.nd.zeros((2,)))
+        >>> kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.1))
+        >>> kv.push(3, mx.nd.ones((2,)))
+        >>> out = mx.nd.zeros((2,))
+        >>> kv.pull(3, out=out)
+        >>> [round(x, 6) for x in out.asnumpy().tolist()]
+        [-0.1, -0.1]
+        """
+        self._set_updater(get_updater(optimizer))
+
+    def _set_updater(self, updater):
+        """Sets ``updater(key, merged, stored)``, run on each push instead of storing the sum."""
+        self._updater = updater
+
+    def _apply_updater(self, keys, merged):
+        stored = self._stored(keys)
+        upd = self._updater
+        if isinstance(upd, Updater):
+            # One call per device holding the values: one fused update operation each.
+            groups = {}
+            for k, m, s in zip(keys, merged, stored):
+                groups.setdefault(s.context, []).append((k, m, s))
+            for items in groups.values():
+                ks, ms, ss = zip(*items)
+                upd(list(ks), list(ms), list(ss))
+        else:
+            for k, m, s in zip(keys, merged, stored):
+                upd(k, m, s)
+
+    def is_capable(self, capability):
+        if capability.lower() == KVStoreBase.OPTIMIZER:
+            return True
+        raise ValueError('Unknown capability: {}'.format(capability))
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Writes the updater's states (and the optimizer with ``dump_optimizer``) to
+        ``fname``, atomically."""
+        if self._updater is None:
+            raise MXNetError("KVStore.save_optimizer_states: no optimizer is set on this store "
+                             "(call set_optimizer first)")
+        _write_atomic(fname, self._updater.get_states(dump_optimizer))
+
+    def load_optimizer_states(self, fname):
+        if self._updater is None:
+            raise MXNetError("KVStore.load_optimizer_states: no optimizer is set on this store "
+                             "(call set_optimizer first)")
+        with open(fname, 'rb') as f:
+            self._updater.set_states(f.read())
+
+    def _barrier(self):
+        """Waits for every worker: with one process there is nothing to wait for."""
+
+    def _send_command_to_servers(self, head, body):
+        raise MXNetError("KVStore %r has no servers to send commands to" % self._name)
+
+    @property
+    def type(self):
+        return self._name
+
+    @property
+    def rank(self):
+        return 0
+
+    @property
+    def num_workers(self):
+        return 1
+
+    # -- checks shared by the calls ---------------------------------------------------------
+    def _check_inited(self, op, keys, lists):
+        for k, arrays in zip(keys, lists):
+            if not self._has(k):
+                raise MXNetError("KVStore.%s: key %r has not been inited (call kv.init or "
+                                 "kv.broadcast first)" % (op, k))
+            shape = self._shape(k)
+            for a in arrays:
+                if a.shape != shape:
+                    raise MXNetError("KVStore.%s: key %r holds shape %s but an array of shape %s "
+                                     "was given" % (op, k, shape, a.shape))
+
+    # -- what a store kind defines --------------------------------------------------------
+    def _has(self, key):
+        raise NotImplementedError()
+
+    def _shape(self, key):
+        raise NotImplementedError()
+
+    def _stored(self, keys):
+        raise NotImplementedError()
+
+    def _init(self, keys, values):
+        raise NotImplementedError()
+
+    def _reduce(self, keys, value_lists):
+        raise NotImplementedError()
+
+    def _assign(self, keys, merged):
+        raise NotImplementedError()
+
+    def _pull(self, keys, out_lists):
+        raise NotImplementedError()
