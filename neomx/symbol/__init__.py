@@ -13,10 +13,12 @@ from .symbol import (Symbol, var, Variable, Group, load, load_json, NotImplement
                      pow, power, maximum, minimum, hypot, zeros, ones, full, arange, linspace,
                      eye, make_namespace as _make_namespace)
 from . import _internal, contrib, linalg, random  # noqa: F401
+from .cached_op import CachedOp
+from .executor import Executor
 
 _make_namespace(globals())
 
 __all__ = ['Symbol', 'var', 'Variable', 'Group', 'load', 'load_json', 'AttrScope',
            'NameManager', 'Prefix', 'pow', 'power', 'maximum', 'minimum', 'hypot', 'zeros',
            'ones', 'full', 'arange', 'linspace', 'eye', 'name', 'attribute', 'random', 'contrib',
-           'linalg']
+           'linalg', 'CachedOp', 'Executor']

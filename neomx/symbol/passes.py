@@ -55,12 +55,14 @@ def _fmt(shape):
 
 class Inferred:
     """Per node: ``shapes[node]`` and ``dtypes[node]``, lists with one entry per output (None
-    where unknown; shapes may have 0 for an unknown dimension)."""
-    __slots__ = ('shapes', 'dtypes')
+    where unknown; shapes may have 0 for an unknown dimension); ``counts[node]``, the number of
+    tensors the kernel returns when it is more than the node's outputs (hidden outputs)."""
+    __slots__ = ('shapes', 'dtypes', 'counts')
 
     def __init__(self):
         self.shapes = {}
         self.dtypes = {}
+        self.counts = {}
 
     def shape(self, entry):
         return self.shapes[entry[0]][entry[1]]
@@ -88,6 +90,10 @@ def infer(graph, shapes=None, dtypes=None):
     S, D = res.shapes, res.dtypes
     for node in graph.nodes:
         if node.op is None:
+            if '__value__' in node.extra:       # a folded constant
+                t = node.extra['__value__'].tensor
+                S[node], D[node] = [tuple(t.shape)], [dtype_name(t.dtype)]
+                continue
             s = shapes.get(node.name)
             if s is None and '__shape__' in node.extra:     # a given shape overrides it
                 s = _parse_shape(node.extra['__shape__'])
@@ -97,11 +103,11 @@ def infer(graph, shapes=None, dtypes=None):
             S[node] = [None if s is None else tuple(s)]
             D[node] = [None if d is None else dtype_name(d)]
             continue
-        _infer_node(node, S, D)
+        _infer_node(node, S, D, res.counts)
     return res
 
 
-def _infer_node(node, S, D):
+def _infer_node(node, S, D, counts):
     op = node.op
     ins = node.inputs
     in_s = [S[src][k] for src, k in ins]
@@ -116,7 +122,7 @@ def _infer_node(node, S, D):
                 if src.op is None:
                     D[src][k] = first
     # shapes: the operator's fill rule, then backwards through same-shape binary operators
-    if op.fill is not None and not all(known(s) for s in in_s):
+    if op.fill is not None:
         n, slots = input_slots(node)
         full = [None] * n
         for pos, s in zip(slots, in_s):
@@ -124,7 +130,7 @@ def _infer_node(node, S, D):
         filled = op.fill(node.attrs, full)
         for i, pos in enumerate(slots):
             f = filled[pos]
-            if f is not None and len(f) > 0 and not known(in_s[i]):
+            if f is not None and len(f) > 0:
                 in_s[i] = _merge(node.name, in_s[i], f)
     elif len(ins) == 2 and _same_shape_binary(op):
         a, b = in_s
@@ -159,6 +165,8 @@ def _infer_node(node, S, D):
         if src.op is not None and S[src][k] is not None and tuple(S[src][k]) != tuple(s):
             raise MXNetError("Error in operator %s: Shape inconsistent, Provided = %s, "
                              "inferred shape=%s" % (node.name, _fmt(S[src][k]), _fmt(s)))
+    if len(out_s) > nout:
+        counts[node] = len(out_s)
     S[node] = [tuple(s) for s in out_s][:nout] + [None] * (nout - len(out_s))
     if all(d is not None for d in in_d):
         D[node] = list(out_d)[:nout] + [None] * (nout - len(out_d))

@@ -1,0 +1,200 @@
+"""CachedOp: a graph compiled once per input signature and run as one engine operation.
+
+``compile_program`` runs the passes on a graph for given input shapes, dtypes, device and
+train/predict mode and generates its Python (codegen.py); a ``Program`` pushes that function
+as a single engine operation reading the inputs (data and parameters) and writing the
+outputs and the auxiliary states. While autograd records, the function runs under torch
+autograd, so gradients flow through it exactly as through the operators one by one.
+
+>>> import neomx as mx
+>>> x = mx.sym.var('x')
+>>> op = mx.sym.CachedOp(mx.sym.relu(x * 2))
+>>> op(mx.nd.array([-1.0, 3.0])).asnumpy().tolist()
+[0.0, 6.0]
+"""
+import torch
+
+from .. import engine as _engine
+from ..base import MXNetError, mode
+from ..context import current_context
+from ..ndarray.ndarray import (LIGHT_ELEMENTS, NDArray, Storage, _make, _merge_leaves, rng_var,
+                               user_line)
+from . import passes
+from .codegen import generate
+from .graph import Graph
+
+__all__ = ['CachedOp', 'Program', 'compile_program']
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+class Program:
+    """A compiled graph for one signature: the generated code, the output shapes and dtypes,
+    which inputs it writes (auxiliary states) and whether it draws random numbers."""
+    __slots__ = ('code', 'out_specs', 'aux', 'rng', 'light', 'name', 'graph', 'replay')
+
+    def __init__(self, code, out_specs, aux, rng, light, name, graph):
+        self.code = code
+        self.out_specs = out_specs
+        self.aux = aux
+        self.rng = rng
+        self.light = light
+        self.name = name
+        self.graph = graph
+        self.replay = None
+
+    @property
+    def source(self):
+        return self.code.source
+
+    def run(self, inputs, ctx, where=None):
+        """Pushes the program on NDArrays ``inputs`` (in the program's input order); returns
+        the output NDArrays at once."""
+        outs = [_make(Storage(), s, d, ctx) for s, d in self.out_specs]
+        out_vars = [o._var for o in outs]
+        in_vars = [x._var for x in inputs]
+        writes = out_vars
+        if self.aux:
+            writes = out_vars + [in_vars[i] for i in self.aux]
+        reads = in_vars
+        gen = None
+        if self.rng:
+            rv = rng_var(ctx)
+            reads = in_vars + [rv]
+            writes = writes + [rv]
+            gen = rv.generator
+        rec = False
+        if mode.recording:
+            leaves = _merge_leaves(in_vars)
+            if leaves is not None:
+                rec = True
+                for v in out_vars:
+                    v.leaves = leaves
+        fn = self.replay if (self.replay is not None and not rec) else self.code.fn
+        dev = ctx.torch_device
+
+        def run():
+            ts = [x._var.tensor if x._view is None else x._tensor() for x in inputs]
+            if rec:
+                torch.set_grad_enabled(True)
+                try:
+                    rs = fn(*ts, generator=gen, device=dev)
+                finally:
+                    torch.set_grad_enabled(False)
+            else:
+                rs = fn(*ts, generator=gen, device=dev)
+            for v, r in zip(out_vars, rs):
+                v.tensor = r
+        _engine._engine.push(run, reads, writes, ctx, self.name, where, False, self.light)
+        return outs
+
+
+def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='forward',
+                    title=None, backend=None, static=False):
+    """Compiles ``graph`` for inputs ``input_names`` of ``shapes`` and ``dtypes`` (lists, in
+    that order) on ``ctx``; ``is_train`` is baked into train-dependent operators."""
+    known_shapes = dict(zip(input_names, shapes))
+    known_dtypes = dict(zip(input_names, dtypes))
+    inferred = passes.infer(graph, known_shapes, known_dtypes)
+    for node, k in graph.heads:
+        s = inferred.shapes[node][k]
+        if not passes.known(s):
+            raise MXNetError("%s: cannot infer the shape of output %s from inputs %s"
+                             % (name, node.output_names()[k],
+                                ', '.join('%s=%s' % kv for kv in known_shapes.items())))
+    g = passes.optimize(graph, ctx.torch_device, is_train)
+    inferred = passes.infer(g, known_shapes, known_dtypes)
+    code = generate(g, input_names, name=name, is_train=is_train, inferred=inferred,
+                    title=title)
+    out_specs = [(inferred.shapes[n][k], inferred.dtypes[n][k] or 'float32')
+                 for n, k in g.heads]
+    aux_names = {n.name for n in g.auxiliary()}
+    aux = tuple(i for i, nm in enumerate(input_names) if nm in aux_names)
+    rng = any(n.op is not None and n.op.rng for n in g.nodes)
+    heavy = any(n.op is not None and n.op.heavy for n in g.nodes)
+    work = sum(_numel(s) for s in shapes) + sum(_numel(s) for s, _ in out_specs)
+    light = not heavy and work < LIGHT_ELEMENTS
+    prog = Program(code, out_specs, aux, rng, light, name, g)
+    if backend == 'inductor':
+        compiled = torch.compile(code.fn, dynamic=False)
+        code.fn = compiled
+    elif backend not in (None, '', 'default'):
+        raise MXNetError("%s: unknown backend %r (expected None or 'inductor')" % (name, backend))
+    if static and ctx.device_typeid == 2 and not rng and not aux:
+        prog.replay = _cuda_graph(code.fn, shapes, dtypes, ctx)
+    return prog
+
+
+def _cuda_graph(fn, shapes, dtypes, ctx):
+    """A function replaying ``fn`` captured as a CUDA graph: the inputs are copied into the
+    captured buffers and the outputs copied out (static_alloc + static_shape on GPU)."""
+    from ..base import dtype_torch
+    dev = ctx.torch_device
+    holder = {}
+
+    def replay(*ts, generator=None, device=None):
+        g = holder.get('graph')
+        if g is None:
+            static_in = [torch.empty(s, dtype=dtype_torch(d), device=dev)
+                         for s, d in zip(shapes, dtypes)]
+            for dst, src in zip(static_in, ts):
+                dst.copy_(src)
+            stream = torch.cuda.Stream(dev)
+            stream.wait_stream(torch.cuda.current_stream(dev))
+            with torch.cuda.stream(stream):
+                for _ in range(2):         # warm-up outside the capture (allocator, kernels)
+                    fn(*static_in, device=dev)
+            torch.cuda.current_stream(dev).wait_stream(stream)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                static_out = fn(*static_in, device=dev)
+            holder.update(graph=g, inputs=static_in, outputs=static_out)
+        for dst, src in zip(holder['inputs'], ts):
+            dst.copy_(src, non_blocking=True)
+        g.replay()
+        return tuple(o.clone() for o in holder['outputs'])
+    return replay
+
+
+class CachedOp:
+    """MXNet's ``CachedOp(sym, flags)``: call it with NDArrays for ``sym.list_inputs()`` (in
+    that order); compiled once per input signature (shapes, dtypes, device) and train/predict
+    mode, then one engine operation per call. Returns an NDArray, or a list for several
+    outputs."""
+
+    def __init__(self, sym, flags=()):
+        self.symbol = sym
+        self.flags = dict(flags)
+        self._graph = Graph.of(sym)
+        self._inputs = [n.name for n in self._graph.variables()]
+        self._programs = {}
+        self._static = (str(self.flags.get('static_alloc', False)).lower() in ('true', '1') and
+                        str(self.flags.get('static_shape', False)).lower() in ('true', '1'))
+
+    def __call__(self, *args, out=None, default_ctx=None):
+        if len(args) != len(self._inputs):
+            raise MXNetError("CachedOp: expected %d inputs (%s), got %d"
+                             % (len(self._inputs), ', '.join(self._inputs), len(args)))
+        for nm, a in zip(self._inputs, args):
+            if not isinstance(a, NDArray):
+                raise MXNetError("CachedOp: input %s must be an NDArray, got %s"
+                                 % (nm, type(a).__name__))
+        ctx = args[0]._ctx if args else (default_ctx or current_context())
+        key = (mode.training, ctx) + tuple((a._shape, a._dtype) for a in args)
+        prog = self._programs.get(key)
+        if prog is None:
+            prog = self._programs[key] = compile_program(
+                self._graph, self._inputs, [a._shape for a in args], [a._dtype for a in args],
+                ctx, mode.training, name=self.symbol.name or 'cached_op', static=self._static)
+        outs = prog.run(list(args), ctx, user_line())
+        if out is not None:
+            targets = out if isinstance(out, (list, tuple)) else [out]
+            for t, o in zip(targets, outs):
+                o.copyto(t)
+            return out
+        return outs[0] if len(outs) == 1 else outs

@@ -1,0 +1,194 @@
+"""Turns a graph into readable Python that calls the operators' kernels on torch tensors.
+
+One line per node, named after the node, with the inferred shape and dtype as a comment; the
+source is registered with ``linecache`` so a traceback from a kernel shows the generated line
+(as torch.fx does). The result is what a hybridized block runs.
+
+>>> import neomx as mx
+>>> from neomx.symbol.codegen import generate
+>>> from neomx.symbol.graph import Graph
+>>> x = mx.sym.var('x')
+>>> code = generate(Graph.of(mx.sym.relu(x * 2, name='out')), ['x'], name='double_relu')
+>>> print(code.source)                                           # doctest: +NORMALIZE_WHITESPACE
+def double_relu(x, generator=None, device=None):
+    _mulscalar0 = _mul_scalar(x, scalar=2.0)
+    out = relu(_mulscalar0)
+    return (out,)
+"""
+import builtins
+import itertools
+import keyword
+import linecache
+import math
+import re
+
+import torch
+
+from ..base import MXNetError
+from .graph import input_slots
+
+__all__ = ['generate', 'GeneratedCode']
+
+_COUNTER = itertools.count()
+
+
+class GeneratedCode:
+    """The generated function ``fn(*inputs, generator=None, device=None) -> tuple of outputs``,
+    its ``source`` and the ``filename`` it is registered under in linecache."""
+    __slots__ = ('fn', 'source', 'filename', 'input_names')
+
+    def __init__(self, fn, source, filename, input_names):
+        self.fn = fn
+        self.source = source
+        self.filename = filename
+        self.input_names = input_names
+
+    def __repr__(self):
+        return self.source
+
+
+class _Names:
+    """Unique Python identifiers from node and operator names."""
+
+    def __init__(self):
+        self.used = set(keyword.kwlist) | set(dir(builtins)) | {'generator', 'device', 'torch'}
+
+    def make(self, text):
+        base = re.sub(r'\W', '_', text) or '_'
+        if base[0].isdigit():
+            base = '_' + base
+        name, i = base, 1
+        while name in self.used:
+            name = '%s_%d' % (base, i)
+            i += 1
+        self.used.add(name)
+        return name
+
+
+def _own(t):
+    """An output that may share memory with an input (a view, or the input itself) is copied:
+    outputs are new arrays, as in MXNet."""
+    if t._base is not None or not t.is_contiguous():
+        return t.clone(memory_format=torch.contiguous_format)
+    return t
+
+
+def generate(graph, input_names, name='forward', is_train=False, inferred=None, title=None):
+    """Source and function for ``graph``; the function takes the variables named in
+    ``input_names`` positionally (folded constants are baked in). ``inferred`` (from
+    passes.infer) adds shape comments; ``title`` is a comment line on top."""
+    names = _Names()
+    glb = {'torch': torch, '_own': _own}
+    kernels = {}
+    for node in graph.nodes:
+        if node.op is not None and node.op.name not in kernels:
+            kname = names.make(node.op.name)
+            kernels[node.op.name] = kname
+            glb[kname] = node.op.kernel
+    var = {}            # (id(node), output) -> expression
+    params = []
+    by_name = {}
+    for node in graph.nodes:
+        if node.op is None:
+            by_name.setdefault(node.name, []).append(node)
+    fname = names.make(name)
+    for nm in input_names:
+        ident = names.make(nm)
+        params.append(ident)
+        for node in by_name.get(nm, ()):
+            var[(id(node), 0)] = ident
+    lines = []
+    consts = 0
+    for node in graph.nodes:
+        if node.op is None:
+            if (id(node), 0) in var:
+                continue
+            value = node.extra.get('__value__')
+            if value is None:
+                raise MXNetError("hybridize: variable %s is neither an input nor a parameter of "
+                                 "the block" % node.name)
+            ident = names.make(node.name)
+            glb[ident] = value.tensor
+            var[(id(node), 0)] = ident
+            consts += 1
+            continue
+        op = node.op
+        n, slots = input_slots(node)
+        args = ['None'] * n
+        for pos, (src, k) in zip(slots, node.inputs):
+            args[pos] = var[(id(src), k)]
+        while args and args[-1] == 'None' and len(args) > len(slots):
+            args.pop()
+        kw = ['%s=%s' % (k, _literal(v, glb, names)) for k, v in node.attrs.items()]
+        if op.rng:
+            kw.append('generator=generator')
+        if op.train:
+            kw.append('is_train=%r' % bool(is_train))
+        if op.creation:
+            kw.append('device=device')
+        call = '%s(%s)' % (kernels[op.name], ', '.join(args + kw))
+        nout = node.num_outputs()
+        outs = [names.make(node.name if nout == 1 else '%s_%d' % (node.name, i))
+                for i in range(nout)]
+        comment = _comment(node, inferred)
+        comment = '  # ' + comment if comment else ''
+        count = _kernel_outputs(node, inferred)
+        if nout == 1:
+            lines.append('    %s = %s%s%s' % (outs[0], call, '[0]' if count > 1 else '', comment))
+        else:
+            lines.append('    %s = %s%s%s' % (', '.join(outs), call,
+                                              '[:%d]' % nout if count > nout else '', comment))
+        for i, o in enumerate(outs):
+            var[(id(node), i)] = o
+    rets = []
+    for node, k in graph.heads:
+        expr = var[(id(node), k)]
+        if node.op is None or node.op.view:
+            expr = '_own(%s)' % expr
+        rets.append(expr)
+    head = ['# %s' % title] if title else []
+    sig = ', '.join(params + ['generator=None', 'device=None'])
+    src = '\n'.join(head + ['def %s(%s):' % (fname, sig)] + lines +
+                    ['    return (%s%s)' % (', '.join(rets), ',' if len(rets) == 1 else '')]) + '\n'
+    filename = '<neomx-generated-%d %s>' % (next(_COUNTER), name)
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(compile(src, filename, 'exec'), glb)
+    return GeneratedCode(glb[fname], src, filename, list(input_names))
+
+
+def _kernel_outputs(node, inferred):
+    """How many tensors the kernel returns: operators with hidden outputs (BatchNorm's batch
+    mean and variance) return more than the node shows."""
+    n = node.num_outputs()
+    if inferred is None:
+        return n
+    return inferred.counts.get(node, n)
+
+
+def _comment(node, inferred):
+    if inferred is None or node not in inferred.shapes:
+        return ''
+    parts = []
+    for s, d in zip(inferred.shapes[node], inferred.dtypes[node]):
+        if s is not None:
+            parts.append('%s %s' % (tuple(s), d or ''))
+    return ', '.join(p.strip() for p in parts)
+
+
+def _literal(value, glb, names):
+    """Python source for an attribute value; what has none (inf, objects) becomes a global."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return repr(value)
+        ident = {math.inf: 'inf', -math.inf: 'ninf'}.get(value, 'nan')
+        glb[ident] = value
+        return ident
+    if isinstance(value, tuple) and all(isinstance(v, (bool, int, str, type(None))) or
+                                        (isinstance(v, float) and math.isfinite(v))
+                                        for v in value):
+        return repr(value)
+    ident = names.make('_attr')
+    glb[ident] = value
+    return ident

@@ -1,0 +1,421 @@
+"""mx.sym: composition, names, listing, inference, attributes, JSON, executors, CachedOp."""
+import copy
+import json
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import neomx as mx
+from neomx.base import MXNetError
+from neomx.symbol import NotImplementedForSymbol
+
+
+def fresh():
+    """A fresh name manager, so auto names start from 0 as in a new MXNet process."""
+    return mx.sym.NameManager()
+
+
+# -- composition and names -----------------------------------------------------------------
+
+def test_operator_names_and_auto_arguments():
+    with fresh():
+        a = mx.sym.var('a')
+        fc = mx.sym.FullyConnected(a, num_hidden=10)
+        assert fc.name == 'fullyconnected0'
+        assert fc.list_arguments() == ['a', 'fullyconnected0_weight', 'fullyconnected0_bias']
+        assert fc.list_outputs() == ['fullyconnected0_output']
+        assert mx.sym.relu(a).name == 'relu0'
+        assert mx.sym.Activation(a, act_type='relu').name == 'activation0'
+        nb = mx.sym.FullyConnected(a, num_hidden=3, no_bias=True, name='nb')
+        assert nb.list_arguments() == ['a', 'nb_weight']
+        missing = mx.sym.FullyConnected(num_hidden=3, name='fc3')
+        assert missing.list_arguments() == ['fc3_data', 'fc3_weight', 'fc3_bias']
+
+
+def test_arithmetic_names_match_mxnet():
+    # names and operators as MXNet 1.9.1 writes them (checked against its JSON)
+    with fresh():
+        a, b = mx.sym.var('a'), mx.sym.var('b')
+        cases = [(a + b, '_plus0', 'elemwise_add'), (a + 1, '_plusscalar0', '_plus_scalar'),
+                 (1 + a, '_plusscalar1', '_plus_scalar'), (a - b, '_minus0', 'elemwise_sub'),
+                 (1 - a, '_rminusscalar0', '_rminus_scalar'), (a * b, '_mul0', 'elemwise_mul'),
+                 (a / 2, '_divscalar0', '_div_scalar'), (2 / a, '_rdivscalar0', '_rdiv_scalar'),
+                 (a ** b, '_power0', '_power'), (2 ** a, '_rpower_scalar0', '_rpower_scalar'),
+                 (-a, '_mulscalar0', '_mul_scalar'), (a > b, '_greater0', '_greater'),
+                 (a > 1, '_greater_scalar0', '_greater_scalar'), (a == b, '_equal0', '_equal'),
+                 (a % 2, '_modscalar0', '_mod_scalar'), (a % b, '_mod0', '_mod'),
+                 (abs(a), 'abs0', 'abs')]
+        for s, name, op in cases:
+            assert s.name == name
+            nodes = json.loads(s.tojson())['nodes']
+            assert nodes[-1]['op'] == op, (name, nodes[-1])
+        neg = json.loads((-a).tojson())['nodes'][-1]
+        assert float(neg['attrs']['scalar']) == -1.0
+
+
+def test_prefix_and_attr_scope():
+    data = mx.sym.var('data')
+    with mx.sym.Prefix('mynet_'):
+        net = mx.sym.FullyConnected(data, num_hidden=10, name='fc1')
+    assert net.list_arguments() == ['data', 'mynet_fc1_weight', 'mynet_fc1_bias']
+    with mx.AttrScope(ctx_group='dev1'):
+        v = mx.sym.var('v')
+        r = mx.sym.relu(v, attr={'mood': 'good'})
+    assert v.attr('ctx_group') == 'dev1'
+    assert r.list_attr() == {'ctx_group': 'dev1', 'mood': 'good'}
+    with pytest.raises(MXNetError, match='must be a string'):
+        mx.AttrScope(ctx_group=1)
+
+
+def test_multi_output_indexing_and_groups():
+    with fresh():
+        a = mx.sym.var('a')
+        s = mx.sym.SliceChannel(a, num_outputs=3)
+        assert s.name == 'slicechannel0'
+        assert len(s) == 3
+        assert s.list_outputs() == ['slicechannel0_output0', 'slicechannel0_output1',
+                                    'slicechannel0_output2']
+        assert s[1].list_outputs() == ['slicechannel0_output1']
+        assert s['slicechannel0_output2'].list_outputs() == ['slicechannel0_output2']
+        assert len(s[0:2]) == 2
+        assert [x.list_outputs()[0] for x in s] == s.list_outputs()
+        with pytest.raises(IndexError):
+            s[3]
+        with pytest.raises(ValueError, match='Cannot find output'):
+            s['nope']
+        fc = mx.sym.FullyConnected(a, num_hidden=2, name='fc')
+        g = mx.sym.Group([fc, s[0]])
+        assert g.name is None
+        assert g.list_outputs() == ['fc_output', 'slicechannel0_output0']
+        assert repr(g) == '<Symbol group [fc, slicechannel0]>'
+        with pytest.raises(MXNetError, match='single value is required'):
+            mx.sym.relu(g)
+
+
+def test_aux_states_internals_children():
+    # BatchNorm is the operator with auxiliary states; build one from the registry if present
+    if not mx.ops.exists('BatchNorm'):
+        pytest.skip('BatchNorm is not registered yet')
+    with fresh():
+        a = mx.sym.var('a')
+        fc = mx.sym.FullyConnected(a, num_hidden=10)
+        bn = mx.sym.BatchNorm(fc)
+        assert bn.list_arguments() == ['a', 'fullyconnected0_weight', 'fullyconnected0_bias',
+                                       'batchnorm0_gamma', 'batchnorm0_beta']
+        assert bn.list_auxiliary_states() == ['batchnorm0_moving_mean', 'batchnorm0_moving_var']
+        assert bn.list_inputs() == bn.list_arguments() + bn.list_auxiliary_states()
+        arg, out, aux = bn.infer_shape(a=(2, 5))
+        assert arg == [(2, 5), (10, 5), (10,), (10,), (10,)]
+        assert out == [(2, 10)] and aux == [(10,), (10,)]
+        assert bn.get_internals().list_outputs() == [
+            'a', 'fullyconnected0_weight', 'fullyconnected0_bias', 'fullyconnected0_output',
+            'batchnorm0_gamma', 'batchnorm0_beta', 'batchnorm0_moving_mean',
+            'batchnorm0_moving_var', 'batchnorm0_output']
+        assert bn.get_children().list_outputs() == [
+            'fullyconnected0_output', 'batchnorm0_gamma', 'batchnorm0_beta',
+            'batchnorm0_moving_mean', 'batchnorm0_moving_var']
+
+
+def test_get_internals_and_children_simple():
+    with fresh():
+        a = mx.sym.var('a')
+        fc = mx.sym.FullyConnected(a, num_hidden=4, name='fc')
+        out = mx.sym.relu(fc, name='r')
+        assert out.get_internals().list_outputs() == ['a', 'fc_weight', 'fc_bias', 'fc_output',
+                                                      'r_output']
+        assert out.get_internals()['fc_output'].list_arguments() == ['a', 'fc_weight', 'fc_bias']
+        assert out.get_children().list_outputs() == ['fc_output']
+        assert a.get_children() is None
+
+
+# -- inference -----------------------------------------------------------------------------
+
+def test_infer_shape_and_partial():
+    data, prev = mx.sym.var('data'), mx.sym.var('prev')
+    fc1 = mx.sym.FullyConnected(data=data, name='fc1', num_hidden=128)
+    fc2 = mx.sym.FullyConnected(data=prev, name='fc2', num_hidden=128)
+    out = mx.sym.Activation(data=mx.sym.elemwise_add(fc1, fc2), act_type='relu')
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        assert out.infer_shape(data=(10, 64)) == (None, None, None)
+    assert 'Cannot decide shape' in str(w[0].message)
+    assert out.infer_shape_partial(data=(10, 64)) == (
+        [(10, 64), (128, 64), (128,), (), (), ()], [(10, 128)], [])
+    assert out.infer_shape(data=(10, 64), prev=(10, 128)) == (
+        [(10, 64), (128, 64), (128,), (10, 128), (128, 128), (128,)], [(10, 128)], [])
+    # positional shapes follow list_arguments
+    assert fc1.infer_shape((10, 64))[1] == [(10, 128)]
+    # backwards through an elementwise operator
+    a, b = mx.sym.var('a'), mx.sym.var('b')
+    assert (a + b).infer_shape(a=(3, 3)) == ([(3, 3), (3, 3)], [(3, 3)], [])
+
+
+def test_infer_shape_errors():
+    data = mx.sym.var('data')
+    out = mx.sym.FullyConnected(data, name='fc1', num_hidden=1000)
+    with pytest.raises(MXNetError, match=r'Error in operator fc1: Shape inconsistent, '
+                                         r'Provided = \[1,100\], inferred shape=\[1000,100\]'):
+        out.infer_shape(data=(100, 100), fc1_weight=(1, 100))
+    with pytest.raises(MXNetError, match='keyword argument name b not found'):
+        out.infer_shape(b=(2, 3))
+    with pytest.raises(TypeError, match='need to be shapes'):
+        out.infer_shape(data=[2, 3])
+    x, y = mx.sym.var('x'), mx.sym.var('y')
+    with pytest.raises(MXNetError, match='Error in operator'):
+        mx.sym.dot(x, y).infer_shape(x=(2, 3), y=(4, 5))
+
+
+def test_var_attributes_and_infer_type():
+    v = mx.sym.var('x', shape=(2, 3), dtype='float16', lr_mult=2, init='zeros',
+                   attr={'foo': 'bar'}, __extra__=5)
+    assert v.list_attr() == {'foo': 'bar', '__shape__': '(2, 3)', '__lr_mult__': '2',
+                             '__dtype__': '2', '__init__': 'zeros', '__extra__': '5'}
+    with pytest.raises(ValueError, match='double underscores'):
+        mx.sym.var('x', foo=1)
+    arg, out, aux = (v * 2).infer_shape()
+    assert arg == [(2, 3)] and out == [(2, 3)]
+    assert (v * 2).infer_type() == ([np.float16], [np.float16], [])
+    fc = mx.sym.FullyConnected(mx.sym.var('a'), num_hidden=3)
+    assert fc.infer_type(a='float64') == ([np.float64] * 3, [np.float64], [])
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        assert fc.infer_type() == (None, None, None)
+    assert fc.infer_type_partial() == ([None] * 3, [None], [])
+    assert mx.sym.var('z', shape=(2, 0)).infer_shape_partial() == ([(2, 0)], [(2, 0)], [])
+
+
+def test_attr_dict_and_set_attr_and_copy():
+    with fresh():
+        a = mx.sym.var('a')
+        fc = mx.sym.FullyConnected(a, num_hidden=10, name='fc')
+        assert fc.attr('num_hidden') == '10'
+        assert fc.attr_dict() == {'fc': {'num_hidden': '10'}}
+        c = copy.deepcopy(fc)
+        c._set_attr(note='x')
+        assert c.attr('note') == 'x' and fc.attr('note') is None
+        with pytest.raises(ValueError, match='string'):
+            fc._set_attr(note=1)
+
+
+def test_value_calls_raise_mxnet_messages():
+    a = mx.sym.var('a')
+    for fn in ('wait_to_read', 'asnumpy', 'asscalar', 'copy', 'as_in_context', 'detach',
+               'backward'):
+        with pytest.raises(NotImplementedForSymbol) as e:
+            getattr(a, fn)()
+        assert str(e.value) == ('Function %s is not implemented for Symbol and only available '
+                                'in NDArray.' % fn)
+    with pytest.raises(NotImplementedForSymbol) as e:
+        if a:
+            pass
+    assert str(e.value) == ('Function __bool__ (namely operator "bool") is not implemented for '
+                            'Symbol and only available in NDArray.')
+    with pytest.raises(NotImplementedForSymbol, match=r'namely operator "\+="'):
+        a += 1
+    assert isinstance(NotImplementedForSymbol(len, None), MXNetError)
+    with pytest.raises(TypeError):
+        hash(a)
+    assert not hasattr(a, 'shape')
+
+
+def test_compose_and_pickle():
+    with fresh():
+        data = mx.sym.var('data')
+        net1 = mx.sym.FullyConnected(data=data, name='fc1', num_hidden=10)
+        net2 = mx.sym.FullyConnected(name='fc3', num_hidden=10)
+        composed = net2(fc3_data=net1, name='composed')
+        assert composed.name == 'composed'
+        assert composed.list_arguments() == ['data', 'fc1_weight', 'fc1_bias', 'fc3_weight',
+                                             'fc3_bias']
+        assert net2.list_arguments() == ['fc3_data', 'fc3_weight', 'fc3_bias']
+        p = pickle.loads(pickle.dumps(composed))
+        assert p.tojson() == composed.tojson()
+
+
+def test_bad_operator_calls():
+    a = mx.sym.var('a')
+    with pytest.raises(MXNetError, match="required attribute 'num_hidden'"):
+        mx.sym.FullyConnected(a)
+    with pytest.raises(MXNetError, match="unknown attribute 'foo'"):
+        mx.sym.FullyConnected(a, num_hidden=2, foo=1)
+    with pytest.raises(MXNetError, match='must be an Symbol'):
+        mx.sym.FullyConnected(a, weight=mx.nd.ones((2, 2)), num_hidden=2)
+    with pytest.raises(TypeError, match='not supported'):
+        a + 'x'
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+def test_json_layout_and_round_trip(tmp_path):
+    with fresh():
+        a = mx.sym.var('a', shape=(2, 5))
+        fc = mx.sym.FullyConnected(a, num_hidden=10, name='fc')
+        out = mx.sym.Group([mx.sym.relu(fc), mx.sym.split(fc, num_outputs=2)[1]])
+    doc = json.loads(out.tojson())
+    assert [n['op'] for n in doc['nodes']] == ['null', 'null', 'null', 'FullyConnected', 'relu',
+                                               'SliceChannel']
+    assert doc['arg_nodes'] == [0, 1, 2]
+    assert doc['node_row_ptr'] == [0, 1, 2, 3, 4, 5, 7]
+    assert doc['heads'] == [[4, 0, 0], [5, 1, 0]]
+    assert doc['attrs'] == {'mxnet_version': ['int', 10901]}
+    assert doc['nodes'][0]['attrs'] == {'__shape__': '(2, 5)'}
+    back = mx.sym.load_json(out.tojson())
+    assert back.tojson() == out.tojson()
+    f = str(tmp_path / 'net-symbol.json')
+    out.save(f)
+    assert mx.sym.load(f).list_outputs() == out.list_outputs()
+
+
+def test_json_errors(tmp_path):
+    with pytest.raises(MXNetError, match='not valid JSON'):
+        mx.sym.load_json('{nodes')
+    with pytest.raises(MXNetError, match="expected 'nodes' and 'heads'"):
+        mx.sym.load_json('{}')
+    bad = {'nodes': [{'op': 'NoSuchOp', 'name': 'x', 'inputs': []}], 'heads': [[0, 0, 0]]}
+    with pytest.raises(MXNetError, match='NoSuchOp, which neomx does not have'):
+        mx.sym.load_json(json.dumps(bad))
+    f = tmp_path / 'bad-symbol.json'
+    f.write_text(json.dumps({'nodes': [{'op': 'null', 'name': 'a', 'inputs': []},
+                                       {'op': 'relu', 'name': 'r', 'inputs': [[5, 0, 0]]}],
+                             'heads': [[1, 0, 0]]}))
+    with pytest.raises(MXNetError, match='bad-symbol.json: node r reads node 5'):
+        mx.sym.load(str(f))
+    old = {'nodes': [{'op': 'null', 'name': 'a', 'inputs': []},
+                     {'op': 'Activation', 'name': 'act', 'param': {'act_type': 'tanh'},
+                      'inputs': [[0, 0]]}], 'arg_nodes': [0], 'heads': [[1, 0]]}
+    assert mx.sym.load_json(json.dumps(old)).attr('act_type') == 'tanh'
+
+
+MXNET_NET = '''
+import mxnet as mx, numpy as np
+data = mx.sym.var('data')
+fc = mx.sym.FullyConnected(data, num_hidden=6, name='fc1')
+act = mx.sym.Activation(fc, act_type='tanh', name='act')
+parts = mx.sym.split(act, num_outputs=2, axis=1, name='sp')
+mix = mx.sym.Concat(parts[1], parts[0] * 2 + 1, dim=1, name='cat')
+out = mx.sym.Group([mx.sym.relu(mix - 0.5, name='out'), mx.sym.sum(act, axis=1, name='s')])
+'''
+
+
+def test_mxnet_json_loads_here(tmp_path, mxnet_ref):
+    mxnet_ref(MXNET_NET + '''
+out.save('net-symbol.json')
+rng = np.random.RandomState(0)
+args = {'data': rng.randn(3, 4), 'fc1_weight': rng.randn(6, 4), 'fc1_bias': rng.randn(6)}
+args = {k: mx.nd.array(v) for k, v in args.items()}
+mx.nd.save('args.params', args)
+res = out.eval(ctx=mx.cpu(), **args)
+np.save('out0.npy', res[0].asnumpy()); np.save('out1.npy', res[1].asnumpy())
+print(out.list_arguments(), out.list_outputs())
+''', cwd=str(tmp_path))
+    net = mx.sym.load(str(tmp_path / 'net-symbol.json'))
+    assert net.list_arguments() == ['data', 'fc1_weight', 'fc1_bias']
+    assert net.list_outputs() == ['out_output', 's_output']
+    args = mx.nd.load(str(tmp_path / 'args.params'))
+    res = net.eval(ctx=mx.cpu(), **args)
+    np.testing.assert_allclose(res[0].asnumpy(), np.load(tmp_path / 'out0.npy'), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(res[1].asnumpy(), np.load(tmp_path / 'out1.npy'), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_our_json_loads_in_mxnet(tmp_path, mxnet_ref):
+    with fresh():
+        data = mx.sym.var('data')
+        fc = mx.sym.FullyConnected(data, num_hidden=6, name='fc1')
+        act = mx.sym.Activation(fc, act_type='tanh', name='act')
+        parts = mx.sym.split(act, num_outputs=2, axis=1, name='sp')
+        mix = mx.sym.Concat(parts[1], mx.sym.maximum(parts[0] * 2, parts[1]) ** 2, dim=1,
+                            name='cat')
+        out = mx.sym.Group([mx.sym.relu(mix - 0.5, name='out'), mx.sym.sum(act, axis=1, name='s')])
+    out.save(str(tmp_path / 'net-symbol.json'))
+    rng = np.random.RandomState(1)
+    args = {'data': rng.randn(3, 4), 'fc1_weight': rng.randn(6, 4), 'fc1_bias': rng.randn(6)}
+    args = {k: mx.nd.array(v) for k, v in args.items()}
+    mx.nd.save(str(tmp_path / 'args.params'), args)
+    res = out.eval(ctx=mx.cpu(), **args)
+    printed = mxnet_ref('''
+import mxnet as mx, numpy as np
+net = mx.sym.load('net-symbol.json')
+args = mx.nd.load('args.params')
+res = net.eval(ctx=mx.cpu(), **args)
+np.save('out0.npy', res[0].asnumpy()); np.save('out1.npy', res[1].asnumpy())
+print(net.list_arguments(), net.list_outputs())
+''', cwd=str(tmp_path))
+    assert "['data', 'fc1_weight', 'fc1_bias'] ['out_output', 's_output']" in printed
+    np.testing.assert_allclose(res[0].asnumpy(), np.load(tmp_path / 'out0.npy'), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(res[1].asnumpy(), np.load(tmp_path / 'out1.npy'), rtol=1e-5,
+                               atol=1e-6)
+
+
+# -- executors and CachedOp ----------------------------------------------------------------
+
+def test_bind_forward_backward_grad_req():
+    a = mx.sym.var('a')
+    c = mx.sym.FullyConnected(a, num_hidden=3, name='fc')
+    grads = [mx.nd.zeros((2, 4)), mx.nd.ones((3, 4)), mx.nd.ones(3)]
+    ex = c.bind(mx.cpu(), [mx.nd.ones((2, 4)), mx.nd.ones((3, 4)), mx.nd.zeros(3)],
+                args_grad=grads, grad_req={'a': 'null', 'fc_weight': 'write', 'fc_bias': 'add'})
+    out = ex.forward(is_train=True)
+    np.testing.assert_allclose(out[0].asnumpy(), np.full((2, 3), 4.0))
+    ex.backward([mx.nd.ones((2, 3))])
+    np.testing.assert_allclose(ex.grad_dict['fc_weight'].asnumpy(), np.full((3, 4), 2.0))
+    np.testing.assert_allclose(ex.grad_dict['fc_bias'].asnumpy(), np.full(3, 3.0))  # 1 + 2
+    np.testing.assert_allclose(grads[0].asnumpy(), 0)
+    assert sorted(ex.arg_dict) == ['a', 'fc_bias', 'fc_weight']
+    assert list(ex.output_dict) == ['fc_output']
+    with pytest.raises(ValueError, match='key `fc_weight` is missing in `args`'):
+        c.bind(mx.cpu(), {'a': mx.nd.ones((2, 4))})
+    ex.copy_params_from({'fc_weight': mx.nd.zeros((3, 4))})
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), 0)
+    with pytest.raises(ValueError, match='Find name "zz"'):
+        ex.copy_params_from({'zz': mx.nd.ones(1)})
+
+
+def test_simple_bind_and_eval():
+    x = mx.sym.var('x')
+    ex = (x * x + 1).simple_bind(mx.cpu(), x=(3,))
+    ex.arg_dict['x'][:] = mx.nd.array([1.0, 2.0, 3.0])
+    assert ex.forward(is_train=True)[0].asnumpy().tolist() == [2.0, 5.0, 10.0]
+    ex.backward(mx.nd.ones((3,)))
+    assert ex.grad_dict['x'].asnumpy().tolist() == [2.0, 4.0, 6.0]
+    out = ex.forward(x=mx.nd.array([0.0, 1.0, 2.0]))
+    assert out[0].asnumpy().tolist() == [1.0, 2.0, 5.0]
+    r = mx.sym.relu(x * 2 + 1).eval(ctx=mx.cpu(), x=mx.nd.array([-1.0, 1.0]))
+    assert r[0].asnumpy().tolist() == [0.0, 3.0]
+    with pytest.raises(MXNetError, match='call forward'):
+        (x * 2).simple_bind(mx.cpu(), grad_req='null', x=(2,)).backward()
+
+
+def test_cached_op_signatures_and_outputs():
+    x, y = mx.sym.var('x'), mx.sym.var('y')
+    op = mx.sym.CachedOp(mx.sym.Group([x + y, x * y]))
+    a, b = op(mx.nd.array([1.0, 2.0]), mx.nd.array([3.0, 4.0]))
+    assert a.asnumpy().tolist() == [4.0, 6.0] and b.asnumpy().tolist() == [3.0, 8.0]
+    c, _ = op(mx.nd.ones((2, 2)), mx.nd.ones((2, 2)))
+    assert c.shape == (2, 2)
+    assert len(op._programs) == 2
+    with pytest.raises(MXNetError, match='expected 2 inputs'):
+        op(mx.nd.ones(2))
+
+
+def test_cached_op_gradient_equals_imperative():
+    x = mx.sym.var('x')
+    w = mx.sym.var('w')
+    op = mx.sym.CachedOp(mx.sym.sum(mx.sym.tanh(mx.sym.dot(x, w)) * 3))
+    xv = mx.nd.array(np.random.RandomState(0).randn(2, 3))
+    w1 = mx.nd.array(np.random.RandomState(1).randn(3, 4))
+    w2 = w1.copy()
+    w1.attach_grad()
+    w2.attach_grad()
+    with mx.autograd.record():
+        l1 = op(xv, w1)
+    l1.backward()
+    with mx.autograd.record():
+        l2 = mx.nd.sum(mx.nd.tanh(mx.nd.dot(xv, w2)) * 3)
+    l2.backward()
+    np.testing.assert_allclose(l1.asnumpy(), l2.asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(w1.grad.asnumpy(), w2.grad.asnumpy(), rtol=1e-5)
