@@ -3,6 +3,7 @@ from . import registry
 from .registry import (REQUIRED, Any, Attr, Axis, Bool, DType, Enum, Float, FloatOrNone, Int,
                        IntOrNone, Op, ShapeError, Shape, Str, all_ops, exists, get, register)
 from . import elemwise, creation, reduce, shape, linalg, nn  # noqa: F401  (they register)
+from . import indexing  # noqa: F401
 from . import image  # noqa: F401
 
 __all__ = ['registry', 'Op', 'register', 'get', 'exists', 'all_ops', 'REQUIRED', 'Attr', 'Any',

@@ -61,8 +61,11 @@ def _idiv(a, b):
     return torch.div(a, b, rounding_mode='trunc')
 
 
-def _imod(a, b):
-    return torch.fmod(a, b) if not a.is_floating_point() else torch.remainder(a, b)
+def _mod(a, b):
+    # MXNet's mod takes the sign of the divisor (Python's %) and gives 0 for a zero divisor,
+    # where torch gives nan (floats) or raises (integers).
+    zero = b == 0
+    return torch.remainder(a, torch.where(zero, torch.ones_like(b), b)).masked_fill(zero, 0)
 
 
 # Binary maths shared by the array-array and the array-scalar forms.
@@ -71,7 +74,7 @@ _BINARY = {
     'sub': (torch.sub, ('_minus', '_Minus', '_sub')),
     'mul': (torch.mul, ('_mul', '_Mul')),
     'div': (_idiv, ('_div', '_Div')),
-    'mod': (torch.remainder, ('_mod', '_Mod')),
+    'mod': (_mod, ('_mod', '_Mod')),
     'power': (torch.pow, ('_power', '_Power')),
     'maximum': (torch.maximum, ('_maximum', '_Maximum')),
     'minimum': (torch.minimum, ('_minimum', '_Minimum')),
@@ -150,47 +153,45 @@ _register_scalar('_mul_scalar', torch.mul, ('_MulScalar',))
 _register_scalar('_div_scalar', _idiv, ('_DivScalar',))
 _register_scalar('_rdiv_scalar', lambda x, s: s / x if x.is_floating_point() else
                  _idiv(torch.full_like(x, s), x), ('_RDivScalar',))
-_register_scalar('_mod_scalar', torch.remainder, ('_ModScalar',))
-_register_scalar('_rmod_scalar', lambda x, s: torch.remainder(torch.full_like(x, s), x),
-                 ('_RModScalar',))
+_register_scalar('_mod_scalar', lambda x, s: torch.remainder(x, s) if s else torch.zeros_like(x),
+                 ('_ModScalar',))
+_register_scalar('_rmod_scalar', lambda x, s: _mod(torch.full_like(x, s), x), ('_RModScalar',))
 _register_scalar('_power_scalar', torch.pow, ('_PowerScalar',))
 _register_scalar('_rpower_scalar', lambda x, s: torch.pow(s, x), ('_RPowerScalar',))
 _register_scalar('_maximum_scalar', lambda x, s: torch.clamp(x, min=s), ('_MaximumScalar',))
 _register_scalar('_minimum_scalar', lambda x, s: torch.clamp(x, max=s), ('_MinimumScalar',))
 _register_scalar('_hypot_scalar', lambda x, s: torch.hypot(x, torch.full_like(x, s)),
                  ('_HypotScalar',))
+# torch's logical_* take no Python scalar: compare with the scalar's truth value instead.
+_LOGICAL_SCALAR = {
+    'logical_and': lambda x, s: (x != 0) & bool(s),
+    'logical_or': lambda x, s: (x != 0) | bool(s),
+    'logical_xor': lambda x, s: (x != 0) ^ bool(s),
+}
 for _name, _f in _COMPARE.items():
-    _register_scalar('_%s_scalar' % _name, _f,
+    _register_scalar('_%s_scalar' % _name, _LOGICAL_SCALAR.get(_name, _f),
                      ('_%sScalar' % ''.join(p.capitalize() for p in _name.split('_')),))
 
 
 # -- unary ---------------------------------------------------------------------------------
 
-def _float_only(f, name):
+def _unary(f, name):
     def k(data):
-        return f(data)
+        r = f(data)
+        # MXNet computes integer inputs in floating point and casts back (truncating):
+        # exp(int32 [1, 2]) is int32 [2, 7].
+        return r if r.dtype == data.dtype else r.to(data.dtype)
+    k.__name__ = name
     k.__doc__ = "Elementwise %s." % name
     return k
 
 
-def _softrelu(x):
-    return torch.nn.functional.softplus(x)
-
-
-def _rsqrt(x):
-    return torch.rsqrt(x)
-
-
 def _rcbrt(x):
-    return 1.0 / torch.pow(x, 1.0 / 3)
+    return 1.0 / _cbrt(x)
 
 
 def _cbrt(x):
     return torch.sign(x) * torch.pow(torch.abs(x), 1.0 / 3)
-
-
-def _fix(x):
-    return torch.trunc(x)
 
 
 def _round_half_away(x):
@@ -198,34 +199,57 @@ def _round_half_away(x):
     return torch.sign(x) * torch.floor(torch.abs(x) + 0.5)
 
 
+def _rint(x):
+    # MXNet's rint takes the floor on ties (rint(-0.5) = -1, rint(1.5) = 1).
+    lo, hi = torch.floor(x), torch.ceil(x)
+    return torch.where(x - lo <= hi - x, lo, hi)
+
+
 def _logical_not(x):
     return torch.logical_not(x).to(x.dtype)
 
 
 def _gamma(x):
-    return torch.exp(torch.lgamma(x)) * torch.where(
-        (x < 0) & (torch.floor(x).remainder(2) == 0), -1.0, 1.0).to(x.dtype)
+    if not x.is_floating_point():
+        # Gamma of an integer is an integer: round exp(lgamma) before the cast truncates it.
+        return torch.round(_gamma(x.double()))
+    fl = torch.floor(x)
+    # Gamma is negative on (-2k-1, -2k) and has poles at 0, -1, -2, ... (nan, as MXNet).
+    sign = torch.where((x < 0) & (fl.remainder(2) == 1), -1.0, 1.0).to(x.dtype)
+    out = torch.exp(torch.lgamma(x)) * sign
+    return out.masked_fill((x <= 0) & (x == fl), float('nan'))
 
 
 _UNARY = {
     'abs': torch.abs, 'sign': torch.sign, 'negative': torch.neg, 'exp': torch.exp,
     'expm1': torch.expm1, 'log': torch.log, 'log1p': torch.log1p, 'log2': torch.log2,
-    'log10': torch.log10, 'sqrt': torch.sqrt, 'rsqrt': _rsqrt, 'cbrt': _cbrt, 'rcbrt': _rcbrt,
-    'square': torch.square, 'reciprocal': torch.reciprocal, 'sin': torch.sin, 'cos': torch.cos,
-    'tan': torch.tan, 'arcsin': torch.asin, 'arccos': torch.acos, 'arctan': torch.atan,
-    'sinh': torch.sinh, 'cosh': torch.cosh, 'tanh': torch.tanh, 'arcsinh': torch.asinh,
-    'arccosh': torch.acosh, 'arctanh': torch.atanh, 'degrees': torch.rad2deg,
-    'radians': torch.deg2rad, 'floor': torch.floor, 'ceil': torch.ceil, 'round': _round_half_away,
-    'rint': torch.round, 'fix': _fix, 'trunc': torch.trunc, 'relu': torch.relu,
-    'sigmoid': torch.sigmoid, 'softsign': torch.nn.functional.softsign, 'erf': torch.erf,
-    'erfinv': torch.erfinv, 'gamma': _gamma, 'gammaln': torch.lgamma,
-    'logical_not': _logical_not, 'softrelu': _softrelu, 'log_sigmoid': torch.nn.functional.logsigmoid,
+    'log10': torch.log10, 'sqrt': torch.sqrt, 'rsqrt': torch.rsqrt, 'cbrt': _cbrt,
+    'rcbrt': _rcbrt, 'square': torch.square, 'reciprocal': torch.reciprocal, 'sin': torch.sin,
+    'cos': torch.cos, 'tan': torch.tan, 'arcsin': torch.asin, 'arccos': torch.acos,
+    'arctan': torch.atan, 'sinh': torch.sinh, 'cosh': torch.cosh, 'tanh': torch.tanh,
+    'arcsinh': torch.asinh, 'arccosh': torch.acosh, 'arctanh': torch.atanh,
+    'degrees': torch.rad2deg, 'radians': torch.deg2rad, 'floor': torch.floor, 'ceil': torch.ceil,
+    'round': _round_half_away, 'rint': _rint, 'fix': torch.trunc, 'trunc': torch.trunc,
+    'relu': torch.relu, 'sigmoid': torch.sigmoid, 'softsign': torch.nn.functional.softsign,
+    'erf': torch.erf, 'erfinv': torch.erfinv, 'gamma': _gamma, 'gammaln': torch.lgamma,
+    'logical_not': _logical_not,
+    # Not in MXNet 1.9's nd namespace (only as Activation types); kept for MXNet 2 scripts.
+    'softrelu': torch.nn.functional.softplus, 'log_sigmoid': torch.nn.functional.logsigmoid,
     'mish': torch.nn.functional.mish,
 }
 
 for _name, _f in _UNARY.items():
     register(_name, inputs=('data',), infer=same_as_input, infer_attrs=(), fluent=True)(
-        _float_only(_f, _name))
+        _unary(_f, _name))
+
+
+def _hard_sigmoid(data, alpha, beta):
+    """``clip(alpha * x + beta, 0, 1)``."""
+    return torch.clamp(data * alpha + beta, 0.0, 1.0)
+
+
+register('hard_sigmoid', infer=same_as_input, infer_attrs=(), fluent=True,
+         attrs={'alpha': Float(0.2), 'beta': Float(0.5)})(_hard_sigmoid)
 
 
 def _copy(data):
@@ -271,7 +295,8 @@ register('clip', inputs=('data',), attrs={'a_min': Float(), 'a_max': Float()},
          infer=same_as_input, infer_attrs=(), fluent=True)(_clip)
 
 
-def _add_n(*args):
+def _add_n(*args, num_args=0):
+    """The elementwise sum of the inputs."""
     out = args[0]
     for a in args[1:]:
         out = out + a

@@ -1,37 +1,49 @@
-"""Reductions: sum, mean, prod, max, min, nansum, nanprod, argmax, argmin, norm.
+"""Reductions (sum, mean, prod, max, min, nansum, nanprod, argmax, argmin, norm, moments) and
+softmin.
 
-MXNet 1.x has no 0-d arrays: reducing every axis gives shape (1,).
+MXNet 1.x has no 0-d arrays: reducing every axis gives shape (1,). A reduction keeps the
+input's dtype (an int32 mean truncates); argmax/argmin return indices in the input's dtype.
 """
 import torch
 
-from .registry import Axis, Bool, Enum, Int, IntOrNone, ShapeError, register
+from ..base import dtype_torch
+from .registry import Axis, Bool, DType, Enum, FloatOrNone, Int, IntOrNone, ShapeError, Shape, \
+    register
 
 
 def reduce_axes(ndim, axis, exclude):
+    """The sorted axes a reduction over ``axis`` (None or () for all; negative counts from the
+    end) reduces; with ``exclude``, the axes not listed."""
     if axis is None or axis == ():
-        axes = tuple(range(ndim))
-        return () if exclude and axis is not None else axes
+        return tuple(range(ndim))
     axes = axis if isinstance(axis, tuple) else (axis,)
     norm = []
     for a in axes:
         if not -ndim <= a < ndim:
-            raise ShapeError("axis %d is out of range for %d dims" % (a, ndim))
+            raise ShapeError("axis %d is out of range for an array of %d dims" % (a, ndim))
         norm.append(a % ndim)
+    if len(set(norm)) != len(norm):
+        raise ShapeError("axis %s has duplicates" % (axis,))
     if exclude:
         return tuple(k for k in range(ndim) if k not in norm)
-    return tuple(sorted(set(norm)))
+    return tuple(sorted(norm))
 
 
-def _finish(out, keepdims):
-    return out.reshape(1) if out.dim() == 0 else out
+def _finish(out, dtype):
+    if out.dim() == 0:
+        out = out.reshape(1)
+    return out if out.dtype == dtype else out.to(dtype)
 
 
-def _reducer(f):
+def _reducer(f, name):
     def kernel(data, axis, keepdims, exclude):
         axes = reduce_axes(data.dim(), axis, exclude)
         if not axes:
             return data.clone()
-        return _finish(f(data, axes, keepdims), keepdims)
+        return _finish(f(data, axes, keepdims), data.dtype)
+    kernel.__name__ = name
+    kernel.__doc__ = ("The %s over ``axis`` (every axis when None; the others with "
+                      "``exclude``), keeping reduced axes as 1 with ``keepdims``." % name)
     return kernel
 
 
@@ -40,89 +52,128 @@ def _sum(x, axes, keepdims):
 
 
 def _mean(x, axes, keepdims):
-    return torch.mean(x, dim=axes, keepdim=keepdims) if x.is_floating_point() else \
-        torch.div(torch.sum(x, dim=axes, keepdim=keepdims), _count(x, axes), rounding_mode='trunc')
-
-
-def _count(x, axes):
+    if x.is_floating_point():
+        return torch.mean(x, dim=axes, keepdim=keepdims)
     n = 1
     for a in axes:
         n *= x.shape[a]
-    return n
+    return torch.div(torch.sum(x, dim=axes, keepdim=keepdims), n, rounding_mode='trunc')
 
 
-def _multi(f):
-    def g(x, axes, keepdims):
-        out = x
-        for a in sorted(axes, reverse=True):
-            out = f(out, a, keepdims)
-        return out
-    return g
-
-
-_prod = _multi(lambda x, a, k: torch.prod(x, dim=a, keepdim=k))
-_max = _multi(lambda x, a, k: torch.amax(x, dim=a, keepdim=k))
-_min = _multi(lambda x, a, k: torch.amin(x, dim=a, keepdim=k))
-_nanprod = _multi(lambda x, a, k: torch.prod(torch.nan_to_num(x, nan=1.0), dim=a, keepdim=k))
+def _prod(x, axes, keepdims):
+    for a in sorted(axes, reverse=True):    # torch.prod takes one axis at a time
+        x = torch.prod(x, dim=a, keepdim=keepdims)
+    return x
 
 
 def _nansum(x, axes, keepdims):
+    if not x.is_floating_point():
+        return _sum(x, axes, keepdims)
     return torch.nansum(x, dim=axes, keepdim=keepdims)
 
 
-def _keep_dtype(f):
-    def g(x, axes, keepdims):
-        r = f(x, axes, keepdims)
-        return r if r.dtype == x.dtype else r.to(x.dtype)
-    return g
+def _nanprod(x, axes, keepdims):
+    if x.is_floating_point():
+        x = torch.nan_to_num(x, nan=1.0, posinf=float('inf'), neginf=float('-inf'))
+    return _prod(x, axes, keepdims)
+
+
+def _extreme_grad(inputs, outputs, out_grads, axis, keepdims, exclude):
+    # MXNet gives the full gradient to every element equal to the extreme (ties included);
+    # torch would share it among them.
+    x, = inputs
+    axes = reduce_axes(x.dim(), axis, exclude)
+    out, g = outputs, out_grads[0]
+    if not keepdims and axes:
+        shape = [1 if k in axes else d for k, d in enumerate(x.shape)]
+        out, g = out.reshape(shape), g.reshape(shape)
+    return ((x == out).to(g.dtype) * g,)
 
 
 _REDUCE_ATTRS = {'axis': Axis(None), 'keepdims': Bool(False), 'exclude': Bool(False)}
 for _name, _f, _aliases in (('sum', _sum, ('sum_axis',)), ('mean', _mean, ()),
-                            ('prod', _prod, ()), ('max', _max, ('max_axis',)),
-                            ('min', _min, ('min_axis',)), ('nansum', _nansum, ()),
+                            ('prod', _prod, ()), ('nansum', _nansum, ()),
                             ('nanprod', _nanprod, ())):
-    register(_name, fluent=True, attrs=_REDUCE_ATTRS, aliases=_aliases)(_reducer(_keep_dtype(_f)))
+    register(_name, fluent=True, attrs=_REDUCE_ATTRS, aliases=_aliases)(_reducer(_f, _name))
+
+register('max', fluent=True, attrs=_REDUCE_ATTRS, aliases=('max_axis',), grad=_extreme_grad)(
+    _reducer(lambda x, axes, k: torch.amax(x, dim=axes, keepdim=k), 'max'))
+register('min', fluent=True, attrs=_REDUCE_ATTRS, aliases=('min_axis',), grad=_extreme_grad)(
+    _reducer(lambda x, axes, k: torch.amin(x, dim=axes, keepdim=k), 'min'))
 
 
-def _arg(f):
+def _arg(f, name):
     def kernel(data, axis, keepdims):
         if axis is None:
             out = f(data.reshape(-1), 0, False)
             out = out.reshape((1,) * data.dim()) if keepdims else out.reshape(1)
         else:
+            if not -data.dim() <= axis < data.dim():
+                raise ShapeError("axis %d is out of range for an array of %d dims"
+                                 % (axis, data.dim()))
             out = f(data, axis % data.dim(), keepdims)
             if out.dim() == 0:
                 out = out.reshape(1)
-        # MXNet returns the indices in the input's (floating) dtype.
-        return out.to(data.dtype if data.is_floating_point() else torch.float32)
+        return out.to(data.dtype)    # MXNet returns indices in the input's dtype
+    kernel.__name__ = name
+    kernel.__doc__ = ("The index of the %s value along ``axis`` (of the flattened array when "
+                      "None), in the input's dtype." % name[3:])
     return kernel
 
 
-register('argmax', fluent=True, attrs={'axis': IntOrNone(None), 'keepdims': Bool(False)})(
-    _arg(lambda x, a, k: torch.argmax(x, dim=a, keepdim=k)))
+_argmax = _arg(lambda x, a, k: torch.argmax(x, dim=a, keepdim=k), 'argmax')
+register('argmax', fluent=True, attrs={'axis': IntOrNone(None), 'keepdims': Bool(False)})(_argmax)
 register('argmin', fluent=True, attrs={'axis': IntOrNone(None), 'keepdims': Bool(False)})(
-    _arg(lambda x, a, k: torch.argmin(x, dim=a, keepdim=k)))
+    _arg(lambda x, a, k: torch.argmin(x, dim=a, keepdim=k), 'argmin'))
 
 
 def _argmax_channel(data):
-    return _arg(lambda x, a, k: torch.argmax(x, dim=a, keepdim=k))(data, -1, False)
+    """argmax along axis 1, as MXNet's argmax_channel."""
+    return _argmax(data, 1 if data.dim() > 1 else 0, False)
 
 
 register('argmax_channel')(_argmax_channel)
 
 
 def _norm(data, ord, axis, out_dtype, keepdims):
+    """The L1 or L2 norm over ``axis`` (the whole array when None)."""
+    if ord not in (1, 2):
+        raise ShapeError("norm supports ord=1 and ord=2 only, got ord=%d" % ord)
     axes = reduce_axes(data.dim(), axis, False)
-    if ord == 2:
-        out = torch.sqrt(torch.sum(data * data, dim=axes, keepdim=keepdims))
-    else:
-        out = torch.sum(torch.abs(data), dim=axes, keepdim=keepdims)
-    return _finish(out, keepdims)
+    x = data if data.is_floating_point() else data.double()
+    out = torch.linalg.vector_norm(x, ord, dim=axes, keepdim=keepdims)
+    return _finish(out, dtype_torch(out_dtype) if out_dtype else data.dtype)
 
 
 register('norm', fluent=True,
-         attrs={'ord': Int(2), 'axis': Axis(None), 'out_dtype': Enum('float16', 'float32', 'float64',
-                                                                    'int32', 'int64', 'int8',
-                                                                    default=None),
+         attrs={'ord': Int(2), 'axis': Axis(None),
+                'out_dtype': Enum('float16', 'float32', 'float64', 'int32', 'int64', 'int8',
+                                  default=None),
                 'keepdims': Bool(False)})(_norm)
+
+
+def _moments(data, axes, keepdims):
+    """Mean and (population) variance over ``axes``."""
+    if not axes:
+        raise ShapeError("moments needs axes (give every axis for global moments)")
+    dims = reduce_axes(data.dim(), axes, False)
+    var, mean = torch.var_mean(data, dim=dims, keepdim=keepdims, correction=0)
+    return _finish(mean, data.dtype), _finish(var, data.dtype)
+
+
+register('moments', num_outputs=2, output_names=('mean', 'var'),
+         attrs={'axes': Shape(None), 'keepdims': Bool(False)})(_moments)
+
+
+def _softmin(data, axis, temperature, dtype, use_length):
+    """softmax(-data / temperature) along ``axis``."""
+    if use_length:
+        raise ShapeError("softmin: use_length=True is not supported")
+    x = -data if temperature in (None, 1.0) else data / -temperature
+    out = torch.softmax(x, dim=axis % max(data.dim(), 1))
+    return out if dtype is None else out.to(dtype_torch(dtype))
+
+
+register('softmin', fluent=True,
+         attrs={'axis': Int(-1), 'temperature': FloatOrNone(None), 'dtype': DType(None),
+                'use_length': Bool(False)})(_softmin)

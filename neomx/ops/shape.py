@@ -239,19 +239,19 @@ def _slice_tuple(shape, begin, end, step):
 
 
 def _slice(data, begin, end, step):
+    """``data[begin[0]:end[0]:step[0], ...]``; None bounds and negative steps as in Python."""
     index = _slice_tuple(tuple(data.shape), begin, end, step)
-    if any(s.step is not None and s.step < 0 for s in index):
-        out = data
-        for axis, s in enumerate(index):
-            out = _neg_step(out, axis, s)
-        return out
-    return data[index]
-
-
-def _neg_step(t, axis, s):
-    n = t.shape[axis]
-    idx = torch.arange(n, device=t.device)[s]
-    return t.index_select(axis, idx)
+    if all(s.step is None or s.step > 0 for s in index):
+        return data[index]
+    out = data
+    for axis, s in enumerate(index):    # torch has no negative steps: gather those axes
+        if s.step is not None and s.step < 0:
+            picked = list(range(out.shape[axis])[s])
+            out = out.index_select(axis, torch.tensor(picked, dtype=torch.long,
+                                                      device=out.device))
+        else:
+            out = out[(slice(None),) * axis + (s,)]
+    return out
 
 
 register('slice', aliases=('crop',), view=True, fluent=True,
@@ -260,8 +260,16 @@ register('slice', aliases=('crop',), view=True, fluent=True,
 
 
 def _slice_axis(data, axis, begin, end):
+    """``data`` restricted to [begin, end) along ``axis`` (negative bounds count from the end,
+    ``end=None`` is the end)."""
     axis = _norm_axis(axis, data.dim())
-    return data.narrow(axis, 0, data.shape[axis])[(slice(None),) * axis + (slice(begin, end),)]
+    n = data.shape[axis]
+    b = begin + n if begin < 0 else begin
+    e = n if end is None else end + n if end < 0 else end
+    if not 0 <= b < e <= n:
+        raise ShapeError("begin=%d, end=%s select nothing of axis %d (size %d); expected "
+                         "begin < end within the axis" % (begin, end, axis, n))
+    return data.narrow(axis, b, e - b)
 
 
 register('slice_axis', view=True, fluent=True,
@@ -269,10 +277,17 @@ register('slice_axis', view=True, fluent=True,
 
 
 def _slice_like(data, shape_like, axes):
-    axes = axes or tuple(range(shape_like.dim()))
+    if not axes:
+        if data.dim() != shape_like.dim():
+            raise ShapeError("without axes, data %s and shape_like %s need the same number of "
+                             "dims" % (tuple(data.shape), tuple(shape_like.shape)))
+        axes = tuple(range(shape_like.dim()))
     index = [slice(None)] * data.dim()
     for a in axes:
         a = _norm_axis(a, data.dim())
+        if a >= shape_like.dim() or shape_like.shape[a] > data.shape[a]:
+            raise ShapeError("axis %d of shape_like %s does not fit data %s"
+                             % (a, tuple(shape_like.shape), tuple(data.shape)))
         index[a] = slice(0, shape_like.shape[a])
     return data[tuple(index)]
 
@@ -282,8 +297,9 @@ register('slice_like', inputs=('data', 'shape_like'), view=True,
 
 
 def _tile(data, reps):
-    return data.repeat(*((1,) * (len(reps) - data.dim()) + tuple(reps))) if len(reps) >= data.dim() \
-        else data.repeat(*((1,) * (data.dim() - len(reps)) + tuple(reps)))
+    """``data`` repeated ``reps[i]`` times along each axis; the shorter of ``reps`` and the
+    shape is padded with leading 1s."""
+    return data.repeat(*((1,) * (data.dim() - len(reps)) + tuple(reps)))
 
 
 register('tile', fluent=True, attrs={'reps': Shape()})(_tile)
@@ -315,9 +331,12 @@ register('SwapAxis', aliases=('swapaxes',), view=True, fluent=True,
 
 
 def _broadcast_to(data, shape):
-    target = tuple(s if t == 0 else t for s, t in zip((1,) * (len(shape) - data.dim()) +
-                                                      tuple(data.shape), shape))
-    for s, t in zip(data.shape[::-1], target[::-1]):
+    """``data`` broadcast to ``shape`` (same number of dims; 0 keeps a dim)."""
+    if len(shape) != data.dim():
+        raise ShapeError("cannot broadcast shape %s to %s: broadcast_to needs the same number "
+                         "of dims (reshape or expand_dims first)" % (tuple(data.shape), shape))
+    target = tuple(s if t == 0 else t for s, t in zip(data.shape, shape))
+    for s, t in zip(data.shape, target):
         if s != t and s != 1:
             raise ShapeError("cannot broadcast shape %s to %s" % (tuple(data.shape), shape))
     return data.expand(target)
@@ -386,9 +405,67 @@ def _pad(data, mode, pad_width, constant_value):
 
 
 def _pad_kernel(data, mode, pad_width, constant_value):
+    """Pads a 4-d or 5-d array; ``pad_width`` gives (before, after) for every axis, and
+    must be 0 for the first two (as MXNet's Pad)."""
+    if data.dim() not in (4, 5):
+        raise ShapeError("pad supports 4-d and 5-d arrays only, got %d dims" % data.dim())
+    if len(pad_width) != 2 * data.dim():
+        raise ShapeError("pad_width %s needs 2 entries per axis (%d)" % (pad_width, 2 * data.dim()))
+    if any(pad_width[:4]):
+        raise ShapeError("pad_width %s pads the first two axes; expected zeros there"
+                         % (pad_width,))
     return _pad(data, {'edge': 'replicate'}.get(mode, mode), pad_width, constant_value)
 
 
 register('Pad', aliases=('pad',),
          attrs={'mode': Enum('constant', 'edge', 'reflect', default='constant'),
                 'pad_width': Shape(), 'constant_value': Float(0.0)})(_pad_kernel)
+
+
+def _depth_to_space(data, block_size):
+    """Moves blocks of channels into spatial blocks (MXNet's DCR order): (N, C, H, W) to
+    (N, C / b^2, H * b, W * b)."""
+    n, c, h, w = _nchw(data, 'depth_to_space')
+    b = block_size
+    if b <= 0 or c % (b * b):
+        raise ShapeError("channels %d are not a multiple of block_size^2 = %d" % (c, b * b))
+    out = data.reshape(n, b, b, c // (b * b), h, w).permute(0, 3, 4, 1, 5, 2)
+    return out.reshape(n, c // (b * b), h * b, w * b)
+
+
+def _space_to_depth(data, block_size):
+    """The inverse of depth_to_space: (N, C, H, W) to (N, C * b^2, H / b, W / b)."""
+    n, c, h, w = _nchw(data, 'space_to_depth')
+    b = block_size
+    if b <= 0 or h % b or w % b:
+        raise ShapeError("height %d and width %d are not multiples of block_size %d" % (h, w, b))
+    out = data.reshape(n, c, h // b, b, w // b, b).permute(0, 3, 5, 1, 2, 4)
+    return out.reshape(n, c * b * b, h // b, w // b)
+
+
+def _nchw(data, name):
+    if data.dim() != 4:
+        raise ShapeError("%s needs a 4-d (N, C, H, W) array, got shape %s"
+                         % (name, tuple(data.shape)))
+    return data.shape
+
+
+register('depth_to_space', fluent=True, attrs={'block_size': Int()})(_depth_to_space)
+register('space_to_depth', fluent=True, attrs={'block_size': Int()})(_space_to_depth)
+
+
+def _diag(data, k, axis1, axis2):
+    """A vector's diagonal matrix (on diagonal ``k``), or the ``k``-th diagonal of an array
+    over ``axis1`` and ``axis2`` (appended as the last axis)."""
+    if data.dim() == 1:
+        return torch.diag(data, k)
+    if data.dim() == 0:
+        raise ShapeError("diag needs an array of at least 1 dim")
+    a1, a2 = _norm_axis(axis1, data.dim()), _norm_axis(axis2, data.dim())
+    if a1 == a2:
+        raise ShapeError("axis1 and axis2 are both %d" % a1)
+    return torch.diagonal(data, offset=k, dim1=a1, dim2=a2)
+
+
+register('diag', view=True, fluent=True,
+         attrs={'k': Int(0), 'axis1': Int(0), 'axis2': Int(1)})(_diag)
