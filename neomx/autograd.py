@@ -157,6 +157,13 @@ def _explain(exc):
     return exc
 
 
+# Called inside each backward operation just before torch differentiates, as ``cb(targets,
+# inputs)`` (the Storages of the marked variables receiving gradients, and their leaf tensors):
+# the distributed KVStore registers its gradient-ready hooks there, so that gradient reduction
+# starts while the backward pass is still running (neomx/kvstore/dist.py).
+backward_callbacks = []
+
+
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Back-propagates from ``heads`` into the gradient buffers of the marked variables."""
     heads, head_grads, leaves = _heads(heads, head_grads)
@@ -165,10 +172,14 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     reads = [h._var for h in heads] + [g._var for g in head_grads if g is not None] + leaves
     targets = [lv for lv in leaves if lv.grad_req != 'null' and lv.grad is not None]
     writes = [lv.grad._var for lv in targets]
+    for lv in targets:
+        lv.fresh_grad = True
 
     def fn():
         ts, gs = _head_tensors(heads, head_grads)
         inputs = [lv.tensor for lv in targets]
+        for cb in backward_callbacks:
+            cb(targets, inputs)
         try:
             torch.autograd.backward(ts, gs, retain_graph=retain_graph, inputs=inputs)
         except RuntimeError as exc:

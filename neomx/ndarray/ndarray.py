@@ -39,7 +39,7 @@ class Storage(Var):
     """The storage of an array and of its views: the engine Var, the tensor, and autograd state
     (the gradient buffer of a marked variable, and the marked variables a recorded result
     depends on)."""
-    __slots__ = ('tensor', 'grad', 'grad_req', 'leaves')
+    __slots__ = ('tensor', 'grad', 'grad_req', 'leaves', 'fresh_grad')
 
     def __init__(self, tensor=None):
         self.writer = None
@@ -50,6 +50,7 @@ class Storage(Var):
         self.grad = None
         self.grad_req = 'null'
         self.leaves = None
+        self.fresh_grad = False   # set by backward, cleared by the Trainer (stale gradients)
 
 
 class RNGState(Var):
@@ -494,6 +495,16 @@ class NDArray:
     def grad(self):
         """The gradient buffer of a variable marked with ``attach_grad``, else None."""
         return self._var.grad
+
+    @property
+    def _fresh_grad(self):
+        """Whether a backward pass has written this variable's gradient since the flag was
+        last cleared (MXNet's flag; the Trainer uses it to find stale gradients)."""
+        return self._var.fresh_grad
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, state):
+        self._var.fresh_grad = bool(state)
 
     @property
     def T(self):
