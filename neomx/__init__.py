@@ -20,6 +20,8 @@ from . import symbol
 from . import symbol as sym
 from .symbol import AttrScope
 from . import profiler
+from . import optimizer, lr_scheduler, kvstore, metric
+from . import kvstore as kv
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', '__version__']
