@@ -52,9 +52,10 @@ class Program:
     def source(self):
         return self.code.source
 
-    def run(self, inputs, ctx, where=None):
+    def run(self, inputs, ctx, where=None, leaves=None):
         """Pushes the program on NDArrays ``inputs`` (in the program's input order); returns
-        the output NDArrays at once."""
+        the output NDArrays at once. ``leaves``: the autograd variables the outputs depend on
+        when the caller knows them (False for none), else found from the inputs."""
         outs = [_make(Storage(), s, d, ctx) for s, d in self.out_specs]
         out_vars = [o._var for o in outs]
         in_vars = [x._var for x in inputs]
@@ -70,8 +71,9 @@ class Program:
             gen = rv.generator
         rec = False
         if mode.recording:
-            leaves = _merge_leaves(in_vars)
-            if leaves is not None:
+            if leaves is None:
+                leaves = _merge_leaves(in_vars)
+            if leaves:
                 rec = True
                 for v in out_vars:
                     v.leaves = leaves

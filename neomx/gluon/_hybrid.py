@@ -1,0 +1,320 @@
+"""The hybridized call path of a HybridBlock.
+
+``call_cached_op(block, x, *args)`` is what a hybridized block's call runs. The first call
+in a train/predict mode traces ``hybrid_forward(F, x, **params)`` with ``F = neomx.symbol``
+(so Python code around the operators runs once, and value-needing calls such as
+``x.asnumpy()`` fail with MXNet's message); the graph is compiled per input signature
+(shapes, dtypes, device) into generated Python (``hybridized_code(block)`` shows it) and each
+later call is a dictionary lookup and one engine operation reading the inputs and parameters
+and writing the outputs and auxiliary states. Graphs are kept per train/predict mode, so a
+block that branches on ``autograd.is_training()`` takes the right branch in both modes
+(MXNet froze whichever came first, apache/mxnet#16932).
+
+Also here, for the block's methods: ``symbolic_call`` (a block called on Symbols),
+``export`` (``-symbol.json`` and ``.params``), ``flatten``/``regroup`` of nested inputs.
+"""
+import warnings
+
+from ..base import MXNetError, mode
+from ..ndarray.ndarray import NDArray, _merge_leaves, user_line
+from .. import symbol as _symbol
+from ..symbol import Symbol
+from ..symbol.cached_op import compile_program
+from ..symbol.graph import Graph
+from .parameter import _EPOCH, DeferredInitializationError
+
+__all__ = ['call_cached_op', 'symbolic_call', 'trace', 'export', 'hybridized_code', 'clear',
+           'flatten', 'regroup', 'infer_param_shapes']
+
+
+# -- nested inputs and outputs (MXNet's _flatten/_regroup) ------------------------------------
+
+def flatten(args, inout_str):
+    """(flat list, format) of a nested list of arrays/Symbols/None; the format rebuilds it."""
+    if isinstance(args, NDArray):
+        return [args], 0
+    if isinstance(args, Symbol):
+        n = len(args.list_outputs())
+        return [args], n if n > 1 else 0
+    if args is None:
+        return [None], -1
+    if not isinstance(args, (list, tuple)):
+        raise ValueError("When hybridized, the input of HybridBlock {} must be (nested) list of "
+                         "Symbol or NDArray, but got {} of type {}"
+                         .format(inout_str, str(args), str(type(args))))
+    flat, fmts = [], []
+    for a in args:
+        f, fmt = flatten(a, inout_str)
+        flat.extend(f)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def regroup(args, fmt):
+    """The nested structure ``fmt`` (from ``flatten``) rebuilt from the flat ``args``."""
+    def merge(args, fmt):
+        if isinstance(fmt, int):
+            if fmt == 0:
+                return args[0], args[1:]
+            if fmt == -1:
+                return None, args[1:]
+            return args[:fmt], args[fmt:]
+        ret = []
+        for f in fmt:
+            r, args = merge(args, f)
+            ret.append(r)
+        return ret, args
+    return merge(args, fmt)[0]
+
+
+# -- tracing ----------------------------------------------------------------------------------
+
+def _input_vars(flat):
+    real = sum(a is not None for a in flat)
+    if real == 0:
+        raise ValueError('All args are None and we do not support such a case.')
+    out, i = [], 0
+    for a in flat:
+        if a is None:
+            out.append(None)
+        else:
+            out.append(_symbol.var('data' if real == 1 else 'data%d' % i))
+            i += 1
+    return out
+
+
+def symbolic_call(block, *args):
+    """``block`` called on Symbols: ``hybrid_forward(F=neomx.symbol, ...)`` with the
+    parameters as variables, inside the block's name scope."""
+    params = {name: p.var() for name, p in block._reg_params.items()}
+    with block.name_scope():
+        return block.hybrid_forward(_symbol, *args, **params)
+
+
+def trace(block, *args):
+    """(input variables, output Symbol group, output format) of ``block`` on ``args``."""
+    flat, fmt = flatten(list(args), 'input')
+    inputs = _input_vars(flat)
+    out = symbolic_call(block, *regroup(inputs, fmt))
+    out_flat, out_fmt = flatten(out, 'output')
+    for o in out_flat:
+        if not isinstance(o, Symbol):
+            raise MXNetError("%s.hybrid_forward returned %s; when hybridized it must return "
+                             "Symbols built from F (or lists of them)"
+                             % (type(block).__name__, type(o).__name__))
+    return [i for i in inputs if i is not None], _symbol.Group(out_flat), out_fmt
+
+
+# -- deferred initialisation ------------------------------------------------------------------
+
+def infer_param_shapes(block, graph, data_names, arrays):
+    """Fills the unknown parameter shapes of ``block`` from the data ``arrays`` through the
+    graph's shape inference; the error names the parameter that stays unknown."""
+    from ..symbol.passes import infer, known
+    res = infer(graph, {n: a.shape for n, a in zip(data_names, arrays)},
+                {n: a._dtype for n, a in zip(data_names, arrays)})
+    params = _params_by_name(block)
+    for node in graph.variables():
+        p = params.get(node.name)
+        if p is None:
+            continue
+        s = res.shapes[node][0]
+        if not known(s):
+            raise MXNetError("%s: cannot infer the shape of parameter %s (got %s) from inputs "
+                             "%s" % (type(block).__name__, node.name, s,
+                                     ', '.join('%s%s' % (n, a.shape)
+                                               for n, a in zip(data_names, arrays))))
+        p.shape = tuple(s)
+
+
+def _params_by_name(block):
+    return dict(block.collect_params().items())
+
+
+# -- the compiled block ---------------------------------------------------------------------
+
+class _Entry:
+    """One compiled signature: the program and the parameter arrays it reads on its device
+    (looked up again when parameter.py's epoch says some parameter's arrays were replaced)."""
+    __slots__ = ('program', 'params', 'arrays', 'n_data', 'leaves', 'out_fmt', 'epoch', 'ctx',
+                 'data_specs')
+
+    def __init__(self, program, params, arrays, data, out_fmt, ctx):
+        self.program = program
+        self.params = params
+        self.arrays = arrays
+        self.n_data = len(data)
+        self.data_specs = [(a.shape, a._dtype) for a in data]
+        self.leaves = _merge_leaves([a._var for a in arrays])
+        self.out_fmt = out_fmt
+        self.epoch = _EPOCH[0]
+        self.ctx = ctx
+
+
+class HybridCache:
+    """What ``hybridize()`` attaches to a block: traced graphs per train/predict mode and
+    compiled programs per input signature."""
+
+    def __init__(self, block):
+        self.block = block
+        self.graphs = {}        # training flag -> (data names, Graph, out_fmt, in_fmt)
+        self.entries = {}       # signature -> _Entry
+        self.last = None
+        flags = dict(getattr(block, '_flags', None) or ())
+        self.backend = flags.get('backend')
+        self.static = bool(flags.get('static_alloc')) and bool(flags.get('static_shape'))
+
+    def _graph(self, args):
+        training = mode.training
+        g = self.graphs.get(training)
+        if g is None:
+            flat, in_fmt = flatten(list(args), 'input')
+            inputs, out, out_fmt = trace(self.block, *args)
+            graph = Graph.of(out)
+            names = [i.name for i in inputs]
+            self._check_inputs(graph, names)
+            g = self.graphs[training] = (names, graph, out_fmt, in_fmt, out)
+        return g
+
+    def _check_inputs(self, graph, names):
+        params = _params_by_name(self.block)
+        used = set()
+        for node in graph.variables():
+            if node.name in params:
+                used.add(node.name)
+            elif node.name not in names:
+                raise MXNetError("%s: unknown input to HybridBlock: %s (neither an input nor a "
+                                 "parameter of the block)" % (type(self.block).__name__,
+                                                              node.name))
+        unused_data = [i for i, n in enumerate(names)
+                       if n not in {v.name for v in graph.variables()}]
+        if unused_data:
+            warnings.warn("The %s input to HybridBlock is not used by any computation. Is this "
+                          "intended?" % ', '.join('%d-th' % i for i in unused_data), stacklevel=5)
+
+    def compile(self, key, flat):
+        names, graph, out_fmt, _, _ = self._graph(self._args)
+        data = [a for a in flat if a is not None]
+        if len(data) != len(names):
+            raise MXNetError("%s: called with %d inputs, traced with %d"
+                             % (type(self.block).__name__, len(data), len(names)))
+        ctx = data[0].context
+        params = _params_by_name(self.block)
+        pnames = [n.name for n in graph.variables() if n.name in params]
+        plist = [params[n] for n in pnames]
+        arrays = self._param_arrays(plist, graph, names, data, ctx)
+        title = '%s %s (%s mode), inputs %s' % (
+            type(self.block).__name__, getattr(self.block, 'prefix', ''),
+            'train' if mode.training else 'predict',
+            ', '.join('%s %s' % (a.shape, a._dtype) for a in data))
+        prog = compile_program(graph, names + pnames, [a.shape for a in data] +
+                               [a.shape for a in arrays], [a._dtype for a in data] +
+                               [a._dtype for a in arrays], ctx, mode.training,
+                               name=_py_name(self.block), title=title, backend=self.backend,
+                               static=self.static)
+        entry = _Entry(prog, plist, arrays, data, out_fmt, ctx)
+        self.entries[key] = entry
+        self.last = entry
+        return entry
+
+    def _param_arrays(self, plist, graph, names, data, ctx):
+        try:
+            return [p.data(ctx) for p in plist]
+        except DeferredInitializationError:
+            infer_param_shapes(self.block, graph, names, data)
+            for p in plist:
+                p._finish_deferred_init()
+            return [p.data(ctx) for p in plist]
+
+    def __call__(self, args):
+        x = args[0]
+        if len(args) == 1 and isinstance(x, NDArray):
+            key = (x._shape, x._dtype, x._ctx, mode.training)
+            flat = args
+        else:
+            flat, fmt = flatten(list(args), 'input')
+            key = (mode.training, repr(fmt)) + tuple(
+                None if a is None else (a._shape, a._dtype, a._ctx) for a in flat)
+        entry = self.entries.get(key)
+        if entry is None:
+            self._args = args
+            entry = self.compile(key, flat)
+            self._args = None
+        elif entry.epoch != _EPOCH[0]:
+            entry.arrays = [p.data(entry.ctx) for p in entry.params]
+            entry.leaves = _merge_leaves([a._var for a in entry.arrays])
+            entry.epoch = _EPOCH[0]
+        inputs = [a for a in flat if a is not None] + entry.arrays
+        leaves = None
+        if mode.recording:
+            leaves = self._leaves(entry, inputs)
+        outs = entry.program.run(inputs, inputs[0]._ctx, user_line(), leaves)
+        if entry.out_fmt == 0:
+            return outs[0]
+        return regroup(outs, entry.out_fmt)
+
+    def _leaves(self, entry, inputs):
+        data = _merge_leaves([a._var for a in inputs[:entry.n_data]])
+        if data is None:
+            return entry.leaves or False
+        if entry.leaves is None:
+            return data
+        return data | entry.leaves
+
+
+def _py_name(block):
+    name = getattr(block, 'name', None) or type(block).__name__
+    return '%s_forward' % name
+
+
+def _cache(block):
+    c = block.__dict__.get('_hybrid_cache')
+    if c is None:
+        c = block.__dict__['_hybrid_cache'] = HybridCache(block)
+    return c
+
+
+def clear(block):
+    """Drops the traced graphs and compiled programs (on ``hybridize()``, ``cast()``, ...)."""
+    block.__dict__.pop('_hybrid_cache', None)
+
+
+def call_cached_op(block, x, *args):
+    """The call of a hybridized block (see the module docstring)."""
+    return _cache(block)((x,) + args)
+
+
+# -- reading the generated code, exporting ----------------------------------------------------
+
+def hybridized_code(block):
+    """The Python source a hybridized block runs for its latest input signature (every
+    signature's, one after the other, with ``all``)."""
+    c = block.__dict__.get('_hybrid_cache')
+    if c is None or c.last is None:
+        raise MXNetError("%s has no generated code yet: call hybridize() and run it once"
+                         % type(block).__name__)
+    return c.last.program.source
+
+
+def export(block, path, epoch=0, remove_amp_cast=True):
+    """Writes ``path-symbol.json`` and ``path-%04d.params`` (keys ``arg:name`` and
+    ``aux:name``, MXNet's format); returns the two file names."""
+    from .. import ndarray as nd
+    c = block.__dict__.get('_hybrid_cache')
+    if c is None or not c.graphs:
+        raise RuntimeError("Please first call block.hybridize() and then run forward with this "
+                           "block at least once before calling export.")
+    sym = (c.graphs.get(False) or next(iter(c.graphs.values())))[4]
+    sym_file = '%s-symbol.json' % path
+    params_file = '%s-%04d.params' % (path, epoch)
+    sym.save(sym_file, remove_amp_cast=remove_amp_cast)
+    arg_names = set(sym.list_arguments())
+    aux_names = set(sym.list_auxiliary_states())
+    arrays = {}
+    for name, p in block.collect_params().items():
+        if name in arg_names:
+            arrays['arg:%s' % name] = p._reduce()
+        elif name in aux_names:
+            arrays['aux:%s' % name] = p._reduce()
+    nd.save(params_file, arrays)
+    return sym_file, params_file

@@ -1,0 +1,143 @@
+"""ONNX export (optional extra ``onnx``: ``pip install neomx[onnx]``).
+
+The graph is compiled for the given input shapes in predict mode (codegen.py) and the
+generated function, whose every line is a torch call, is traced by torch's ONNX exporter;
+the parameters become the model's initializers. So every operator neomx can run exports,
+with no per-operator converter table to keep in step with the registry.
+
+``export_model`` has MXNet 1.9's signature (``mx.onnx.export_model``): a Symbol or a
+``-symbol.json`` file, and a dict of arrays or a ``.params`` file. ``export_block`` exports a
+hybridized block directly.
+
+>>> import numpy as np, neomx as mx                                     # doctest: +SKIP
+>>> from neomx.symbol.onnx import export_model                          # doctest: +SKIP
+>>> export_model('net-symbol.json', 'net-0000.params', [(1, 3, 224, 224)], np.float32,
+...              'net.onnx')                                            # doctest: +SKIP
+'net.onnx'
+"""
+import os
+import tempfile
+import warnings
+
+import numpy as np
+
+from ..base import MXNetError, dtype_name
+from ..context import cpu
+from .cached_op import compile_program
+from .graph import Graph
+
+__all__ = ['export_model', 'export_block']
+
+
+def _require():
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise MXNetError("ONNX export needs the 'onnx' package: pip install neomx[onnx] "
+                         "(or pip install onnx onnxruntime)") from None
+
+
+def _load_params(params):
+    from .. import ndarray as nd
+    if isinstance(params, str):
+        params = nd.load(params)
+    out = {}
+    for k, v in params.items():
+        if k.startswith('arg:') or k.startswith('aux:'):
+            k = k[4:]
+        out[k] = v
+    return out
+
+
+def export_model(sym, params, in_shapes=None, in_types=np.float32,
+                 onnx_file_path='model.onnx', verbose=False, dynamic=False,
+                 dynamic_input_shapes=None, run_shape_inference=False, input_type=None,
+                 input_shape=None, opset_version=13):
+    """Writes the ONNX model of ``sym`` with parameter values ``params`` for inputs of
+    ``in_shapes`` (one per input that is not a parameter, in ``list_inputs`` order) and
+    ``in_types``; returns ``onnx_file_path``. With ``dynamic`` the first axis of every
+    input and output is left free (the batch size)."""
+    _require()
+    from .symbol import Symbol, load
+    if isinstance(sym, str):
+        sym = load(sym)
+    if not isinstance(sym, Symbol):
+        raise MXNetError("export_model: sym must be a Symbol or a -symbol.json file name")
+    params = _load_params(params)
+    in_shapes = in_shapes if in_shapes is not None else input_shape
+    in_types = input_type if input_type is not None else in_types
+    graph = Graph.of(sym)
+    data_names = [n.name for n in graph.variables() if n.name not in params]
+    if in_shapes is None or len(in_shapes) != len(data_names):
+        raise MXNetError("export_model: the graph has %d data inputs (%s) but in_shapes gives "
+                         "%s" % (len(data_names), ', '.join(data_names), in_shapes))
+    if not isinstance(in_types, (list, tuple)):
+        in_types = [in_types] * len(data_names)
+    types = [dtype_name(t) for t in in_types]
+    param_names = [n.name for n in graph.variables() if n.name in params]
+    arrays = [params[n] for n in param_names]
+    return _export(graph, data_names, [tuple(s) for s in in_shapes], types, param_names, arrays,
+                   sym.list_outputs(), onnx_file_path, dynamic, verbose, opset_version)
+
+
+def export_block(block, onnx_file_path, *example_inputs, dynamic=False, verbose=False,
+                 opset_version=13):
+    """Writes the ONNX model of a hybridized ``block`` (run once) for inputs shaped like
+    ``example_inputs`` (NDArrays; the last inputs it was called with by default)."""
+    _require()
+    c = block.__dict__.get('_hybrid_cache')
+    if c is None or not c.graphs:
+        raise MXNetError("export_block: call block.hybridize() and run it once first")
+    names, graph, _, _, sym = c.graphs.get(False) or next(iter(c.graphs.values()))
+    if not example_inputs:
+        example = c.last.data_specs
+    else:
+        example = [(a.shape, a._dtype) for a in example_inputs]
+    params = dict(block.collect_params().items())
+    param_names = [n.name for n in graph.variables() if n.name in params]
+    arrays = [params[n]._reduce() for n in param_names]
+    return _export(graph, names, [s for s, _ in example], [d for _, d in example], param_names,
+                   arrays, sym.list_outputs(), onnx_file_path, dynamic, verbose, opset_version)
+
+
+def _export(graph, data_names, shapes, types, param_names, arrays, output_names, path, dynamic,
+            verbose, opset_version):
+    import torch
+    ctx = cpu()
+    prog = compile_program(graph, data_names + param_names,
+                           list(shapes) + [a.shape for a in arrays],
+                           list(types) + [a._dtype for a in arrays], ctx, False,
+                           name='onnx_export')
+    fn = prog.code.fn
+    tensors = [a._data().detach().cpu().clone() for a in arrays]
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            for i, t in enumerate(tensors):
+                self.register_buffer('p%d' % i, t)
+
+        def forward(self, *xs):
+            ps = [getattr(self, 'p%d' % i) for i in range(len(tensors))]
+            return fn(*xs, *ps, device=torch.device('cpu'))
+
+    from ..base import dtype_torch
+    dummy = tuple(torch.zeros(s, dtype=dtype_torch(t)) for s, t in zip(shapes, types))
+    dyn = None
+    if dynamic:
+        dyn = {n: {0: 'batch'} for n in list(data_names) + list(output_names)}
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix='.' + os.path.basename(path), suffix='.tmp')
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            with torch.no_grad():
+                torch.onnx.export(Model(), dummy, tmp, input_names=list(data_names),
+                                  output_names=list(output_names), dynamic_axes=dyn,
+                                  opset_version=opset_version, verbose=verbose, dynamo=False)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
