@@ -15,7 +15,7 @@ __all__ = ['array', 'empty', 'zeros', 'ones', 'full', 'arange', 'eye', 'linspace
            'multiply', 'divide', 'true_divide', 'modulo', 'power', 'maximum', 'minimum', 'hypot',
            'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
            'logical_and', 'logical_or', 'logical_xor', 'concatenate', 'moveaxis', 'onehot_encode',
-           'imdecode']
+           'imdecode', 'split_v2']
 
 
 def _ctx(ctx):
@@ -221,3 +221,29 @@ def imdecode(*args, **kwargs):
     raise MXNetError("imdecode: image decoding is not part of neomx; decode with PIL or "
                      "imageio and pass the pixels to nd.array")
 
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Splits ``ary`` along ``axis`` into ``indices_or_sections`` equal parts (an int) or at
+    the given indices (a tuple), as ``numpy.split``.
+
+    >>> import neomx as mx
+    >>> [p.shape for p in mx.nd.split_v2(mx.nd.zeros((3, 4)), (1, 3), axis=1)]
+    [(3, 1), (3, 2), (3, 1)]
+    """
+    size = ary.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if indices_or_sections <= 0 or size % indices_or_sections:
+            raise MXNetError("split_v2: axis %d of length %d does not split into %d equal parts"
+                             % (axis, size, indices_or_sections))
+        step = size // indices_or_sections
+        indices = [i * step for i in range(indices_or_sections)]
+    elif isinstance(indices_or_sections, (tuple, list)):
+        indices = [0] + list(indices_or_sections)
+    else:
+        raise MXNetError("split_v2: indices_or_sections must be an int or a tuple, got %r"
+                         % (indices_or_sections,))
+    op = registry.get('_split_v2')
+    out = invoke(op, [ary], op.parse_attrs({'indices': indices, 'axis': axis,
+                                             'squeeze_axis': squeeze_axis}), where=user_line())
+    return out if isinstance(out, list) else [out]

@@ -25,9 +25,29 @@ def _method(fn, name):
     return method
 
 
+def slice_assign(self, rhs, begin, end, step):
+    """Writes ``rhs`` into the slice ``begin:end:step`` of this array, in place; returns it."""
+    return nd_function(registry.get('_slice_assign'))(self, rhs, begin, end, step, out=self)
+
+
+def slice_assign_scalar(self, value, begin, end, step):
+    """Sets the slice ``begin:end:step`` of this array to ``value``, in place; returns it."""
+    return nd_function(registry.get('_slice_assign_scalar'))(self, value, begin, end, step,
+                                                             out=self)
+
+
+def split_v2(self, *args, **kwargs):
+    """Same as ``nd.split_v2(self, ...)``."""
+    from .creation import split_v2 as f
+    return f(self, *args, **kwargs)
+
+
 def add_fluent_methods(cls):
     """Adds the fluent methods whose operators are registered."""
     for name in FLUENT:
         if hasattr(cls, name) or not registry.exists(name):
             continue
         setattr(cls, name, _method(nd_function(registry.get(name)), name))
+    for f in (slice_assign, slice_assign_scalar, split_v2):
+        if not hasattr(cls, f.__name__):
+            setattr(cls, f.__name__, f)

@@ -44,17 +44,53 @@ def _geometry(shape, key):
     memo = (shape, _hashable(key))
     g = _GEOMETRY.get(memo)
     if g is None:
+        pos, flips = _ascending(shape, key)
         try:
-            m = torch.empty(shape, device='meta')[key]
+            m = torch.empty(shape, device='meta')[pos]
         except IndexError as e:
             raise IndexError("index %r does not fit shape %s: %s" % (key, shape, e)) from None
         out_shape = tuple(m.shape)
-        offset = m.storage_offset() if m.is_contiguous() else None
+        offset = m.storage_offset() if m.is_contiguous() and not flips else None
         g = (out_shape or (1,), offset)
         if len(_GEOMETRY) > 4096:
             _GEOMETRY.clear()
         _GEOMETRY[memo] = g
     return g
+
+
+def _has_negative_step(key):
+    if isinstance(key, slice):
+        return key.step is not None and key.step < 0
+    return isinstance(key, tuple) and any(isinstance(k, slice) and k.step is not None and
+                                          k.step < 0 for k in key)
+
+
+def _ascending(shape, key):
+    """(``key`` with each negative-step slice replaced by the ascending slice of the same
+    elements, the result axes to flip afterwards): torch has no negative steps."""
+    if not _has_negative_step(key):
+        return key, ()
+    key = key if isinstance(key, tuple) else (key,)
+    consuming = sum(1 for k in key if k is not None and k is not Ellipsis)
+    out, flips, axis, oaxis = [], [], 0, 0
+    for k in key:
+        if k is Ellipsis:
+            span = max(len(shape) - consuming, 0)
+            axis, oaxis = axis + span, oaxis + span
+        elif k is None:
+            oaxis += 1
+        elif isinstance(k, slice):
+            if axis >= len(shape):
+                raise IndexError("too many indices for an array of shape %s" % (shape,))
+            if k.step is not None and k.step < 0:
+                r = range(shape[axis])[k]
+                k = slice(r[-1], r[0] + 1, -k.step) if len(r) else slice(0, 0)
+                flips.append(oaxis)
+            axis, oaxis = axis + 1, oaxis + 1
+        else:
+            axis += 1
+        out.append(k)
+    return tuple(out), tuple(flips)
 
 
 def getitem(x, key):
@@ -116,7 +152,10 @@ def _fill(template, index_tensors):
 
 
 def _getitem_kernel(data, key):
-    out = data[key]
+    pos, flips = _ascending(tuple(data.shape), key)
+    out = data[pos]
+    if flips:
+        out = torch.flip(out, flips)
     return out.reshape(1) if out.dim() == 0 else out
 
 
@@ -152,6 +191,11 @@ def setitem(x, key, value):
         reads.extend(a._var for a in arrays)
     if not full:
         _check_shape(x, template, arrays, value)
+    elif isinstance(value, NDArray) and value._shape != x._shape:
+        _check_shape(x, template, arrays, value)
+    flips = ()
+    if not arrays and not full:
+        template, flips = _ascending(x._shape, template)
 
     def fn():
         dst = x._tensor()
@@ -166,22 +210,25 @@ def setitem(x, key, value):
                     dst.fill_(v)
             else:
                 k = _fill(template, [a._tensor() for a in arrays]) if arrays else template
+                if flips and isinstance(v, torch.Tensor):
+                    v = torch.flip(v.expand(dst[k].shape), flips)
                 dst[k] = v
     _engine._engine.push(fn, reads, [x._var], x._ctx, '_set_value' if full else '_slice_assign',
                          where)
 
 
 def _check_shape(x, key, arrays, value):
-    """Raises now, in the caller's thread, when the value cannot be assigned to the selection."""
-    if not isinstance(value, NDArray):
-        return
+    """Raises now, in the caller's thread, when the index does not fit the array or the value
+    cannot be assigned to the selection."""
     m = torch.empty(x._shape, device='meta')
     k = _fill(key, [torch.zeros(a._shape, dtype=torch.long, device='meta') for a in arrays]) \
-        if arrays else key
+        if arrays else _ascending(x._shape, key)[0]
     try:
         target = tuple(m[k].shape)
     except IndexError as e:
         raise IndexError("index %r does not fit shape %s: %s" % (key, x._shape, e)) from None
+    if not isinstance(value, NDArray):
+        return
     vshape = tuple(value._shape)
     while len(vshape) > len(target) and vshape[0] == 1:
         vshape = vshape[1:]     # torch drops leading 1s of the value, as MXNet does

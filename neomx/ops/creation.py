@@ -13,6 +13,8 @@ from .registry import Bool, DType, Float, FloatOrNone, Int, ShapeError, Shape, S
 
 def _shape_rule(attrs, shapes, dtypes):
     shape = attrs['shape']
+    if not shape:
+        raise ShapeError("shape () has no dimensions; MXNet arrays have at least one, as (1,)")
     if any(d < 0 for d in shape):
         raise ShapeError("shape %s has a negative dimension" % (shape,))
     return (shape,), (attrs.get('dtype') or 'float32',)
@@ -122,9 +124,13 @@ def _normal(loc, scale, shape, ctx, dtype, device, generator):
     return out.normal_(loc, scale, generator=generator) if device.type != 'meta' else out
 
 
+def _randint_rule(attrs, shapes, dtypes):
+    if attrs['high'] <= attrs['low']:
+        raise ShapeError("low=%d must be below high=%d" % (attrs['low'], attrs['high']))
+    return _shape_rule(attrs, shapes, dtypes)
+
+
 def _randint(low, high, shape, ctx, dtype, device, generator):
-    if high <= low:
-        raise ShapeError("randint: low=%d must be below high=%d" % (low, high))
     return torch.randint(low, high, shape, dtype=dtype_torch(dtype), device=device,
                          generator=generator)
 
@@ -148,6 +154,30 @@ def _poisson(lam, shape, ctx, dtype, device, generator):
     return torch.poisson(rates, generator=generator).to(dtype_torch(dtype))
 
 
+def _gamma_poisson(shape_k, scale, generator):
+    """Poisson draws whose rates are Gamma(shape_k, scale) draws: negative binomial counts."""
+    rates = torch._standard_gamma(shape_k, generator=generator) * scale
+    return torch.poisson(rates, generator=generator)
+
+
+def _negative_binomial(k, p, shape, ctx, dtype, device, generator):
+    """Failures before the k-th success of trials succeeding with probability p."""
+    if device.type == 'meta':
+        return torch.empty(shape, dtype=dtype_torch(dtype), device=device)
+    kk = torch.full(shape, float(k), dtype=torch.float32, device=device)
+    return _gamma_poisson(kk, (1.0 - p) / p, generator).to(dtype_torch(dtype))
+
+
+def _generalized_negative_binomial(mu, alpha, shape, ctx, dtype, device, generator):
+    """Counts of mean ``mu`` and dispersion ``alpha`` (Poisson(mu) when alpha is 0)."""
+    if device.type == 'meta':
+        return torch.empty(shape, dtype=dtype_torch(dtype), device=device)
+    if alpha == 0:
+        return _poisson(mu, shape, ctx, dtype, device, generator)
+    kk = torch.full(shape, 1.0 / alpha, dtype=torch.float32, device=device)
+    return _gamma_poisson(kk, alpha * mu, generator).to(dtype_torch(dtype))
+
+
 _RAND = {'shape': Shape(()), 'ctx': Str(''), 'dtype': DType('float32')}
 register('_random_uniform', inputs=(), creation=True, rng=True, infer=_shape_rule,
          aliases=('random_uniform', 'uniform'),
@@ -155,7 +185,7 @@ register('_random_uniform', inputs=(), creation=True, rng=True, infer=_shape_rul
 register('_random_normal', inputs=(), creation=True, rng=True, infer=_shape_rule,
          aliases=('random_normal', 'normal'),
          attrs=dict(loc=Float(0.0), scale=Float(1.0), **_RAND))(_normal)
-register('_random_randint', inputs=(), creation=True, rng=True, infer=_shape_rule,
+register('_random_randint', inputs=(), creation=True, rng=True, infer=_randint_rule,
          aliases=('random_randint',),
          attrs=dict(low=Int(), high=Int(), shape=Shape(()), ctx=Str(''),
                     dtype=DType('int32')))(_randint)
@@ -166,6 +196,12 @@ register('_random_gamma', inputs=(), creation=True, rng=True, infer=_shape_rule,
          attrs=dict(alpha=Float(1.0), beta=Float(1.0), **_RAND))(_gamma)
 register('_random_poisson', inputs=(), creation=True, rng=True, infer=_shape_rule,
          aliases=('random_poisson',), attrs=dict(lam=Float(1.0), **_RAND))(_poisson)
+register('_random_negative_binomial', inputs=(), creation=True, rng=True, infer=_shape_rule,
+         aliases=('random_negative_binomial',),
+         attrs=dict(k=Int(1), p=Float(1.0), **_RAND))(_negative_binomial)
+register('_random_generalized_negative_binomial', inputs=(), creation=True, rng=True,
+         infer=_shape_rule, aliases=('random_generalized_negative_binomial',),
+         attrs=dict(mu=Float(1.0), alpha=Float(1.0), **_RAND))(_generalized_negative_binomial)
 
 
 def _shuffle(data, generator):
@@ -211,6 +247,8 @@ register('_sample_multinomial', inputs=('data',), rng=True, aliases=('sample_mul
 
 
 def _sample_rule(attrs, shapes, dtypes):
+    if any(s != shapes[0] for s in shapes[1:]):
+        raise ShapeError("distribution parameters have different shapes %s" % (list(shapes),))
     return (tuple(shapes[0]) + tuple(attrs['shape']),), (attrs['dtype'] or dtypes[0],)
 
 
@@ -234,10 +272,64 @@ def _sample_normal(mu, sigma, shape, dtype, generator):
     return (m + s * z).to(dtype_torch(dtype or mu.dtype))
 
 
+def _sample_exponential(lam, shape, dtype, generator):
+    out = torch.empty(_expand_params(lam, shape).shape, dtype=torch.float32, device=lam.device)
+    if lam.device.type != 'meta':
+        out.exponential_(1.0, generator=generator)
+    return (out / _expand_params(lam, shape)).to(dtype_torch(dtype or lam.dtype))
+
+
+def _sample_gamma(alpha, beta, shape, dtype, generator):
+    a, b = _expand_params(alpha, shape), _expand_params(beta, shape)
+    if alpha.device.type == 'meta':
+        return torch.empty(a.shape, dtype=dtype_torch(dtype or alpha.dtype), device='meta')
+    g = torch._standard_gamma(a.float().contiguous(), generator=generator)
+    return (g * b).to(dtype_torch(dtype or alpha.dtype))
+
+
+def _sample_poisson(lam, shape, dtype, generator):
+    rates = _expand_params(lam, shape)
+    if lam.device.type == 'meta':
+        return torch.empty(rates.shape, dtype=dtype_torch(dtype or lam.dtype), device='meta')
+    return torch.poisson(rates.float().contiguous(), generator=generator).to(
+        dtype_torch(dtype or lam.dtype))
+
+
+def _sample_negative_binomial(k, p, shape, dtype, generator):
+    kk, pp = _expand_params(k, shape), _expand_params(p, shape)
+    if k.device.type == 'meta':
+        return torch.empty(kk.shape, dtype=dtype_torch(dtype or k.dtype), device='meta')
+    return _gamma_poisson(kk.float().contiguous(), (1.0 - pp) / pp, generator).to(
+        dtype_torch(dtype or k.dtype))
+
+
+def _sample_generalized_negative_binomial(mu, alpha, shape, dtype, generator):
+    m, a = _expand_params(mu, shape), _expand_params(alpha, shape)
+    if mu.device.type == 'meta':
+        return torch.empty(m.shape, dtype=dtype_torch(dtype or mu.dtype), device='meta')
+    # alpha = 0 is Poisson(mu): a huge gamma shape with a tiny scale has the same limit.
+    a = torch.clamp(a.float(), min=1e-12)
+    return _gamma_poisson((1.0 / a).contiguous(), a * m, generator).to(
+        dtype_torch(dtype or mu.dtype))
+
+
+_SAMPLE = {'shape': Shape(()), 'dtype': DType(None)}
 register('_sample_uniform', inputs=('low', 'high'), rng=True, aliases=('sample_uniform',),
-         infer=_sample_rule, attrs={'shape': Shape(()), 'dtype': DType(None)})(_sample_uniform)
+         infer=_sample_rule, attrs=_SAMPLE)(_sample_uniform)
 register('_sample_normal', inputs=('mu', 'sigma'), rng=True, aliases=('sample_normal',),
-         infer=_sample_rule, attrs={'shape': Shape(()), 'dtype': DType(None)})(_sample_normal)
+         infer=_sample_rule, attrs=_SAMPLE)(_sample_normal)
+register('_sample_exponential', inputs=('lam',), rng=True, aliases=('sample_exponential',),
+         infer=_sample_rule, attrs=_SAMPLE)(_sample_exponential)
+register('_sample_gamma', inputs=('alpha', 'beta'), rng=True, aliases=('sample_gamma',),
+         infer=_sample_rule, attrs=_SAMPLE)(_sample_gamma)
+register('_sample_poisson', inputs=('lam',), rng=True, aliases=('sample_poisson',),
+         infer=_sample_rule, attrs=_SAMPLE)(_sample_poisson)
+register('_sample_negative_binomial', inputs=('k', 'p'), rng=True,
+         aliases=('sample_negative_binomial',), infer=_sample_rule,
+         attrs=_SAMPLE)(_sample_negative_binomial)
+register('_sample_generalized_negative_binomial', inputs=('mu', 'alpha'), rng=True,
+         aliases=('sample_generalized_negative_binomial',), infer=_sample_rule,
+         attrs=_SAMPLE)(_sample_generalized_negative_binomial)
 
 
 def _bernoulli_like(data, p, generator):

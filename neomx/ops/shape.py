@@ -225,6 +225,25 @@ register('SliceChannel', aliases=('split',), view=True, fluent=True,
          attrs={'num_outputs': Int(), 'axis': Int(1), 'squeeze_axis': Bool(False)})(_split)
 
 
+def _split_v2(data, indices, axis, squeeze_axis, sections):
+    """Pieces of ``data`` along ``axis`` starting at each of ``indices`` (the first is 0)."""
+    axis = _norm_axis(axis, data.dim())
+    n = data.shape[axis]
+    bounds = list(indices) + [n]
+    if any(b < a for a, b in zip(bounds, bounds[1:])) or bounds[0] != 0:
+        raise ShapeError("split indices %s are not ascending from 0 within axis %d of length %d"
+                         % (tuple(indices[1:]), axis, n))
+    parts = [data.narrow(axis, a, b - a) for a, b in zip(bounds, bounds[1:])]
+    if squeeze_axis:
+        parts = [p.squeeze(axis) for p in parts]
+    return tuple(parts)
+
+
+register('_split_v2', view=True, num_outputs=lambda attrs: len(attrs['indices']),
+         attrs={'indices': Shape(), 'axis': Int(0), 'squeeze_axis': Bool(False),
+                'sections': Int(0)})(_split_v2)
+
+
 def _slice_tuple(shape, begin, end, step):
     if len(begin) > len(shape) or len(end) != len(begin):
         raise ShapeError("begin %s / end %s do not fit shape %s" % (begin, end, shape))
@@ -257,6 +276,41 @@ def _slice(data, begin, end, step):
 register('slice', aliases=('crop',), view=True, fluent=True,
          attrs={'begin': Shape(allow_none=True), 'end': Shape(allow_none=True),
                 'step': Shape((), allow_none=True)})(_slice)
+
+
+def _slice_index(data, begin, end, step):
+    """A torch index for MXNet's slice bounds: slices, with each negative-step axis given as
+    an index tensor shaped to select an outer product (torch has no negative steps)."""
+    index = list(_slice_tuple(tuple(data.shape), begin, end, step))
+    negative = [k for k, s in enumerate(index) if s.step is not None and s.step < 0]
+    if not negative:
+        return tuple(index)
+    for k, s in enumerate(index):
+        r = torch.tensor(list(range(data.shape[k])[s]), dtype=torch.long, device=data.device)
+        index[k] = r.reshape((-1,) + (1,) * (len(index) - k - 1))
+    return tuple(index)
+
+
+def _slice_assign(lhs, rhs, begin, end, step):
+    """A copy of ``lhs`` whose slice (as ``slice``'s bounds) is replaced by ``rhs``."""
+    out = lhs.clone()
+    out[_slice_index(lhs, begin, end, step)] = rhs
+    return out
+
+
+def _slice_assign_scalar(data, scalar, begin, end, step):
+    """A copy of ``data`` whose slice (as ``slice``'s bounds) is set to ``scalar``."""
+    out = data.clone()
+    out[_slice_index(data, begin, end, step)] = scalar
+    return out
+
+
+_SLICE = {'begin': Shape(allow_none=True), 'end': Shape(allow_none=True),
+          'step': Shape((), allow_none=True)}
+register('_slice_assign', inputs=('lhs', 'rhs'), aliases=('_crop_assign',), attrs=_SLICE)(
+    _slice_assign)
+register('_slice_assign_scalar', aliases=('_crop_assign_scalar',),
+         attrs=dict(scalar=Float(0.0), **_SLICE))(_slice_assign_scalar)
 
 
 def _slice_axis(data, axis, begin, end):
