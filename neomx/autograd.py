@@ -102,7 +102,7 @@ def mark_variables(variables, gradients, grad_reqs='write'):
             raise MXNetError("mark_variables: gradient shape %s differs from variable shape %s"
                              % (g.shape, x.shape))
         var = x._var
-        var.grad = g
+        var.grad = g if req != 'null' else None     # MXNet: no gradient buffer for 'null'
         var.grad_req = req
         differentiable = req != 'null' and x._dtype in ('float32', 'float64', 'float16', 'bfloat16')
         var.leaves = frozenset((var,)) if differentiable else None
@@ -234,7 +234,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         for o, g, t in zip(outs, gr, inputs):
             o._var.tensor = torch.zeros_like(t) if g is None else g
     _engine._engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
-    return outs[0] if single else outs
+    return outs     # a list even for a single variable, as in MXNet
 
 
 def get_symbol(x):
