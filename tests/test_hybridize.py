@@ -1,0 +1,360 @@
+"""hybridize(): tracing, per-signature/per-mode compilation, one engine operation per call,
+gradients, auxiliary states, deferred initialisation, generated code and its tracebacks."""
+import linecache
+import traceback
+
+import numpy as np
+import pytest
+
+import neomx as mx
+from neomx import autograd, initializer, nd
+from neomx.base import MXNetError
+from neomx.gluon import nn
+from neomx.gluon import _hybrid
+from neomx.symbol import NotImplementedForSymbol
+
+
+def mlp():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(16, activation='relu', in_units=5), nn.Dense(8, activation='tanh'),
+            nn.Dense(2))
+    net.initialize(initializer.Xavier())
+    return net
+
+
+def test_outputs_equal_before_and_after_hybridize():
+    net = mlp()
+    x = nd.random.normal(shape=(3, 5))
+    before = net(x).asnumpy()
+    net.hybridize()
+    after = net(x).asnumpy()
+    again = net(x).asnumpy()
+    np.testing.assert_allclose(after, before, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(again, before, rtol=1e-6, atol=1e-7)
+    net.hybridize(False)
+    np.testing.assert_allclose(net(x).asnumpy(), before, rtol=1e-6, atol=1e-7)
+
+
+class Printing(nn.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden = nn.Dense(4)
+        self.calls = []
+
+    def hybrid_forward(self, F, x):
+        self.calls.append(type(x).__name__)
+        return F.relu(self.hidden(x))
+
+
+def test_trace_once_per_mode_and_back_to_imperative():
+    net = Printing()
+    net.initialize()
+    x = nd.ones((2, 3))
+    net(x)
+    assert net.calls == ['NDArray']
+    net.hybridize()
+    net(x)
+    net(x)
+    net(nd.ones((5, 3)))            # a new shape compiles again but does not re-trace
+    assert net.calls == ['NDArray', 'Symbol']
+    with autograd.record():        # train mode: its own graph
+        net(x)
+        net(x)
+    assert net.calls == ['NDArray', 'Symbol', 'Symbol']
+    net.hybridize(False)
+    net(x)
+    assert net.calls[-1] == 'NDArray'
+
+
+def test_one_engine_operation_per_call(monkeypatch):
+    net = mlp()
+    x = nd.ones((2, 5))
+    net.hybridize()
+    net(x).wait_to_read()
+    pushed = []
+    eng = mx.engine.current()
+    orig = eng.push
+
+    def counting(fn, reads, writes, ctx, name, *a, **k):
+        pushed.append(name)
+        return orig(fn, reads, writes, ctx, name, *a, **k)
+    monkeypatch.setattr(eng, 'push', counting)
+    net(x).wait_to_read()
+    assert len(pushed) == 1
+    net.hybridize(False)
+    pushed.clear()
+    net(x).wait_to_read()
+    assert len(pushed) > 1
+
+
+class Branchy(nn.HybridBlock):
+    """Different maths in training and prediction (MXNet froze the first one, #16932)."""
+
+    def hybrid_forward(self, F, x):
+        if autograd.is_training():
+            return x * 2
+        return x + 100
+
+
+def test_train_and_predict_modes_take_their_own_branch():
+    net = Branchy()
+    net.hybridize()
+    x = nd.ones((2,))
+    assert net(x).asnumpy().tolist() == [101.0, 101.0]
+    with autograd.train_mode():
+        assert net(x).asnumpy().tolist() == [2.0, 2.0]
+    assert net(x).asnumpy().tolist() == [101.0, 101.0]
+    with autograd.record():
+        y = net(x)
+    assert y.asnumpy().tolist() == [2.0, 2.0]
+
+
+def test_gradients_equal_imperative():
+    x = nd.random.normal(shape=(4, 5))
+    nets = [mlp(), mlp()]
+    for net in nets:
+        net(x)                      # finishes the deferred initialisation
+    for p0, p1 in zip(nets[0].collect_params().values(), nets[1].collect_params().values()):
+        p1.set_data(p0.data())
+    nets[1].hybridize()
+    grads = []
+    for net in nets:
+        with autograd.record():
+            loss = (net(x) ** 2).sum()
+        loss.backward()
+        grads.append({k.split('_', 1)[1]: p.grad().asnumpy()
+                      for k, p in net.collect_params().items()})
+    assert sorted(grads[0]) == sorted(grads[1])
+    for k in grads[0]:
+        np.testing.assert_allclose(grads[1][k], grads[0][k], rtol=1e-5, atol=1e-6)
+
+
+def test_input_gradient_through_hybridized_block():
+    net = mlp()
+    net.hybridize()
+    x = nd.random.normal(shape=(2, 5))
+    x.attach_grad()
+    with autograd.record():
+        y = net(x).sum()
+    y.backward()
+    g_h = x.grad.asnumpy()
+    net.hybridize(False)
+    with autograd.record():
+        y = net(x).sum()
+    y.backward()
+    np.testing.assert_allclose(g_h, x.grad.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_batchnorm_running_stats_and_dropout_modes():
+    def make():
+        net = nn.HybridSequential()
+        net.add(nn.Dense(6, in_units=3), nn.BatchNorm(in_channels=6), nn.Dropout(0.5))
+        net.initialize()
+        return net
+    a, b = make(), make()
+    for p0, p1 in zip(a.collect_params().values(), b.collect_params().values()):
+        p1.set_data(p0.data())
+    b.hybridize()
+    x = nd.random.normal(shape=(8, 3))
+    for net in (a, b):
+        with autograd.record():
+            net(x)
+    ra = [p.data().asnumpy() for n, p in a.collect_params().items() if 'running' in n]
+    rb = [p.data().asnumpy() for n, p in b.collect_params().items() if 'running' in n]
+    assert len(ra) == 2
+    for u, v in zip(ra, rb):
+        np.testing.assert_allclose(v, u, rtol=1e-5, atol=1e-6)
+    assert np.abs(ra[0]).sum() > 0         # the moving mean moved
+    np.testing.assert_allclose(b(x).asnumpy(), a(x).asnumpy(), rtol=1e-5, atol=1e-6)
+    with autograd.record():
+        dropped = b(nd.ones((8, 3)))
+    assert (dropped.asnumpy() == 0).any()     # training-mode dropout is active
+
+
+def test_deferred_initialisation_through_hybridized_call():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(7, activation='relu'), nn.Dense(3))
+    net.initialize()
+    net.hybridize()
+    y = net(nd.ones((2, 11)))
+    assert y.shape == (2, 3)
+    assert net[0].weight.shape == (7, 11)
+    assert net[1].weight.shape == (3, 7)
+
+
+def test_non_hybrid_parent_with_hybrid_children():
+    class Parent(nn.Block):
+        def __init__(self):
+            super().__init__()
+            self.body = mlp()
+
+        def forward(self, x):
+            return self.body(x) * 2
+    net = Parent()
+    x = nd.ones((2, 5))
+    ref = net(x).asnumpy()
+    net.hybridize()
+    assert net.body._active
+    np.testing.assert_allclose(net(x).asnumpy(), ref, rtol=1e-6)
+
+
+class TwoInOut(nn.HybridBlock):
+    def hybrid_forward(self, F, x, y):
+        return [x + y, (x * y, F.relu(x - y))]
+
+
+def test_nested_inputs_and_outputs():
+    net = TwoInOut()
+    net.hybridize()
+    a, b = nd.array([1.0, -2.0]), nd.array([3.0, 4.0])
+    s, (p, r) = net(a, b)
+    assert s.asnumpy().tolist() == [4.0, 2.0]
+    assert p.asnumpy().tolist() == [3.0, -8.0]
+    assert r.asnumpy().tolist() == [0.0, 0.0]
+
+
+class Peeks(nn.HybridBlock):
+    def hybrid_forward(self, F, x):
+        x.asnumpy()
+        return x
+
+
+class Branches(nn.HybridBlock):
+    def hybrid_forward(self, F, x):
+        if x:
+            return x
+        return -x
+
+
+def test_value_calls_fail_after_hybridize_with_mxnet_messages():
+    x = nd.ones((1,))
+    net = Peeks()
+    net(x)                          # imperative: fine
+    net.hybridize()
+    with pytest.raises(NotImplementedForSymbol, match='Function asnumpy is not implemented for '
+                                                      'Symbol and only available in NDArray.'):
+        net(x)
+    net = Branches()
+    net(x)
+    net.hybridize()
+    with pytest.raises(NotImplementedForSymbol) as e:
+        net(x)
+    assert str(e.value) == ('Function __bool__ (namely operator "bool") is not implemented for '
+                            'Symbol and only available in NDArray.')
+
+
+def test_block_on_symbols_returns_a_symbol():
+    net = mlp()
+    out = net(mx.sym.var('data'))
+    assert isinstance(out, mx.sym.Symbol)
+    args = out.list_arguments()
+    assert args[0] == 'data' and len(args) == 7
+    assert out.infer_shape(data=(3, 5))[1] == [(3, 2)]
+
+
+def test_generated_code_is_readable_and_in_tracebacks():
+    net = mlp()
+    net.hybridize()
+    net(nd.ones((2, 5)))
+    src = net.hybridized_code() if hasattr(net, 'hybridized_code') else \
+        _hybrid.hybridized_code(net)
+    assert 'FullyConnected(data, ' in src and 'return (' in src
+    assert '# (2, 16) float32' in src
+    code = _hybrid._cache(net).last.program.code
+    assert linecache.getline(code.filename, 2).strip().startswith('def ')
+    import torch
+    try:        # wrong shapes straight into the generated function: the error is inside it
+        code.fn(*[torch.ones(1, 1)] * len(code.input_names))
+    except Exception as e:
+        frames = traceback.extract_tb(e.__traceback__)
+        mine = [f for f in frames if f.filename == code.filename]
+        assert mine and 'FullyConnected' in mine[0].line
+    else:
+        raise AssertionError('expected a shape error')
+
+
+def test_hybridized_code_before_a_call_is_an_error():
+    net = mlp()
+    net.hybridize()
+    with pytest.raises(MXNetError, match='no generated code yet'):
+        _hybrid.hybridized_code(net)
+
+
+def test_bad_hybrid_forward_results():
+    class ReturnsNumber(nn.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return 3
+    net = ReturnsNumber()
+    net.hybridize()
+    with pytest.raises(ValueError, match='must be \\(nested\\) list of Symbol or NDArray'):
+        net(nd.ones((1,)))
+
+    class MakesVariable(nn.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x + F.var('stranger')
+    net = MakesVariable()
+    net.hybridize()
+    with pytest.raises(MXNetError, match='unknown input to HybridBlock: stranger'):
+        net(nd.ones((1,)))
+
+
+def test_static_flags_accepted_and_unknown_backend_rejected():
+    net = mlp()
+    net.hybridize(static_alloc=True, static_shape=True)
+    x = nd.ones((2, 5))
+    np.testing.assert_allclose(net(x).asnumpy(), net(x).asnumpy())
+    net.hybridize(backend='no-such-backend')
+    with pytest.raises(MXNetError, match="unknown backend 'no-such-backend'"):
+        net(x)
+
+
+def test_constants_folded_and_common_subexpressions_merged():
+    class Consts(nn.HybridBlock):
+        def hybrid_forward(self, F, x):
+            c = F.ones((2,)) * 3 + 1          # no variable: folded to a constant
+            return F.exp(x) + F.exp(x) + c    # exp(x) computed once
+    net = Consts()
+    net.hybridize()
+    x = nd.array([0.0, 1.0])
+    out = net(x).asnumpy()
+    np.testing.assert_allclose(out, 2 * np.exp([0.0, 1.0]) + 4, rtol=1e-6)
+    src = _hybrid.hybridized_code(net)
+    assert src.count('exp(') == 1
+    assert '_ones' not in src and '_const' in src
+
+
+@pytest.mark.gpu
+def test_cuda_graph_replay_matches_eager():
+    ctx = mx.gpu(0)
+    net = mlp()
+    net.reset_ctx(ctx)
+    x = nd.random.normal(shape=(4, 5), ctx=ctx)
+    ref = net(x).asnumpy()
+    net.hybridize(static_alloc=True, static_shape=True)
+    for _ in range(3):
+        np.testing.assert_allclose(net(x).asnumpy(), ref, rtol=1e-5, atol=1e-6)
+    assert _hybrid._cache(net).last.program.replay is not None
+    x2 = nd.random.normal(shape=(4, 5), ctx=ctx)
+    net.hybridize(False)
+    ref2 = net(x2).asnumpy()
+    net.hybridize(static_alloc=True, static_shape=True)
+    net(x)
+    np.testing.assert_allclose(net(x2).asnumpy(), ref2, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.gpu
+def test_hybridized_gpu_training_gradients():
+    ctx = mx.gpu(0)
+    net = mlp()
+    net.reset_ctx(ctx)
+    net.hybridize()
+    x = nd.random.normal(shape=(4, 5), ctx=ctx)
+    with autograd.record():
+        loss = (net(x) ** 2).sum()
+    loss.backward()
+    g = net[0].weight.grad(ctx).asnumpy()
+    net.hybridize(False)
+    with autograd.record():
+        loss = (net(x) ** 2).sum()
+    loss.backward()
+    np.testing.assert_allclose(g, net[0].weight.grad(ctx).asnumpy(), rtol=1e-4, atol=1e-5)
