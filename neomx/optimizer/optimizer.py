@@ -336,6 +336,11 @@ class Optimizer:
             if multi_precision and w.dtype == np.float16:
                 master, s = self._split_mp_state(s)
             own = () if s is None else (s,) if isinstance(s, NDArray) else tuple(s)
+            for a in own if master is None else own + (master,):
+                if a is not None and a.context != w.context:
+                    raise MXNetError("%s.update: the weight of index %r is on %s but its state "
+                                     "is on %s (use one Updater per device)"
+                                     % (name, idx, w.context, a.context))
             groups.setdefault(w.context, []).append((w, g, master, own, lrs[k], wds[k],
                                                      extras[k]))
         hyper = self._hyper()
@@ -1047,6 +1052,9 @@ class Test(Optimizer):
 
     def create_state(self, index, weight):
         return zeros(weight.shape, weight.context)
+
+    def _update_count(self, index):
+        """MXNet's Test optimizer does not count its updates."""
 
     def _kernel(self, ws, gs, ss, lrs, wds, extras, h):
         torch._foreach_add_(ws, torch._foreach_mul(gs, h['rescale_grad']))
