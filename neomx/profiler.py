@@ -36,7 +36,7 @@ from .base import MXNetError
 
 __all__ = ['set_config', 'set_state', 'dump', 'dumps', 'pause', 'resume', 'Domain', 'Task',
            'Frame', 'Event', 'Counter', 'Marker', 'profiler_set_config', 'profiler_set_state',
-           'dump_profile', 'set_kvstore_handle', 'timeline_png']
+           'dump_profile', 'set_kvstore_handle', 'timeline_png', 'record_interval']
 
 _now = time.perf_counter_ns   # CLOCK_MONOTONIC: one time line for all processes of a machine
 
@@ -552,6 +552,14 @@ def _finish():
 
 def _recording():
     return _P.running and not _P.paused
+
+
+def record_interval(track, name, t0, t1, category):
+    """Adds an interval measured outside the engine (``t0``, ``t1`` from
+    ``time.perf_counter_ns``) to the trace while recording, on its own ``track``: the
+    distributed KVStore's allreduces, which run on torch.distributed's threads."""
+    if _recording():
+        _P.buf.append(('X', track, name, t0, t1, category))
 
 
 class Domain:
