@@ -21,6 +21,7 @@ import keyword
 import linecache
 import math
 import re
+import textwrap
 
 import torch
 
@@ -147,7 +148,9 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
             expr = '_own(%s)' % expr
         rets.append(expr)
     head = ['# %s' % title] if title else []
-    sig = ', '.join(params + ['generator=None', 'device=None'])
+    sig = textwrap.fill(', '.join(params + ['generator=None', 'device=None']), 96,
+                        initial_indent=' ' * 8, subsequent_indent=' ' * 8,
+                        break_on_hyphens=False).strip()
     src = '\n'.join(head + ['def %s(%s):' % (fname, sig)] + lines +
                     ['    return (%s%s)' % (', '.join(rets), ',' if len(rets) == 1 else '')]) + '\n'
     filename = '<neomx-generated-%d %s>' % (next(_COUNTER), name)
