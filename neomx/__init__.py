@@ -16,6 +16,7 @@ from . import ndarray
 from . import ndarray as nd
 from . import autograd
 from . import random
+from . import test_utils
 from . import symbol
 from . import symbol as sym
 from .symbol import AttrScope
