@@ -140,6 +140,8 @@ def _head_tensors(heads, head_grads):
     ts, gs = [], []
     for h, g in zip(heads, head_grads):
         t = h._tensor()
+        if not t.requires_grad:
+            continue    # cut off from the variables (zeros_like, BlockGrad): zero gradient
         ts.append(t)
         gs.append(torch.ones_like(t) if g is None else g._tensor().to(t.dtype))
     return ts, gs
@@ -181,7 +183,8 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
         for cb in backward_callbacks:
             cb(targets, inputs)
         try:
-            torch.autograd.backward(ts, gs, retain_graph=retain_graph, inputs=inputs)
+            if ts:
+                torch.autograd.backward(ts, gs, retain_graph=retain_graph, inputs=inputs)
         except RuntimeError as exc:
             raise _explain(exc) from exc
         for lv, t in zip(targets, inputs):
@@ -226,7 +229,8 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         torch.set_grad_enabled(create_graph)
         try:
             gr = torch.autograd.grad(ts, inputs, gs, retain_graph=retain_graph,
-                                     create_graph=create_graph, allow_unused=True)
+                                     create_graph=create_graph, allow_unused=True) \
+                if ts else [None] * len(inputs)
         except RuntimeError as exc:
             raise _explain(exc) from exc
         finally:
