@@ -429,3 +429,82 @@ def test_random_flip_draws_both_ways():
     same = sum((o == img.asnumpy()).all() for o in outs)
     flip = sum((o == flipped).all() for o in outs)
     assert same + flip == 40 and 5 < flip < 35
+
+
+# -- transforms -----------------------------------------------------------------------------
+
+def test_transforms_match_mxnet(tmp_path, mxnet_ref):
+    from neomx.gluon.data.vision import transforms as T
+    img = np.random.RandomState(1).randint(0, 256, (6, 8, 3)).astype(np.uint8)
+    np.save(str(tmp_path / 'img.npy'), img)
+    cases = ["T.CenterCrop((4, 2))", "T.CenterCrop(5)", "T.CenterCrop((10, 10))",
+             "T.Resize(4, keep_ratio=True)", "T.Resize((5, 3), interpolation=2)",
+             "T.CropResize(1, 2, 3, 4)", "T.CropResize(1, 2, 3, 4, size=(6, 5), interpolation=1)",
+             "T.Compose([T.Resize(4), T.ToTensor(), T.Normalize((0.5, 0.4, 0.3), (0.2, 0.3, 0.4))])",
+             "T.Compose([T.Cast('float16'), T.ToTensor()])"]
+    mxnet_ref(textwrap.dedent("""
+        import numpy as np, mxnet as mx
+        from mxnet.gluon.data.vision import transforms as T
+        img = mx.nd.array(np.load('img.npy'), dtype='uint8')
+        for i, case in enumerate(%r):
+            np.save('t%%d.npy' %% i, eval(case)(img).asnumpy())
+    """ % (cases,)), cwd=str(tmp_path))
+    x = nd.array(img, dtype='uint8')
+    for i, case in enumerate(cases):
+        ref = np.load(str(tmp_path / ('t%d.npy' % i)))
+        out = eval(case)(x).asnumpy()
+        assert out.shape == ref.shape and out.dtype == ref.dtype, case
+        tol = 1.0001 if out.dtype == np.uint8 else 0.02   # OpenCV's fixed-point rounding
+        assert np.abs(out.astype(float) - ref.astype(float)).max() <= tol, case
+
+
+def test_transforms_batches_and_hybridize():
+    from neomx.gluon.data.vision import transforms as T
+    batch = nd.array(np.random.RandomState(2).randint(0, 256, (3, 8, 6, 1)), dtype='uint8')
+    t = T.Compose([T.Resize((4, 5)), T.ToTensor(), T.Normalize(0.5, 0.25)])
+    out = t(batch)
+    assert out.shape == (3, 1, 5, 4) and out.dtype == np.float32
+    one = t(batch[1]).asnumpy()
+    np.testing.assert_allclose(out.asnumpy()[1], one, rtol=1e-6)
+    # Compose hybridized the run of HybridBlocks; HybridCompose is one hybridizable block
+    h = T.HybridCompose([T.Resize((4, 5)), T.ToTensor(), T.Normalize(0.5, 0.25)])
+    h.hybridize()
+    np.testing.assert_allclose(h(batch).asnumpy(), out.asnumpy(), rtol=1e-6)
+    with pytest.raises(TypeError, match='HybridCompose takes HybridBlocks only'):
+        T.HybridCompose([T.CenterCrop(3)])
+    assert T.Cast('float64')(batch).dtype == np.float64
+
+
+def test_random_transforms():
+    import random
+    from neomx.gluon.data.vision import transforms as T
+    img = nd.array(np.arange(6 * 8 * 3).reshape(6, 8, 3) % 251, dtype='uint8')
+    random.seed(0)
+    for _ in range(10):
+        out = T.RandomResizedCrop((5, 4), scale=(0.3, 1.0))(img)
+        assert out.shape == (4, 5, 3) and out.dtype == np.uint8
+    # a window of the whole image, kept at its size, is the image itself
+    same = T.RandomResizedCrop((8, 6), scale=(1.0, 1.0), ratio=(8 / 6, 8 / 6))(img)
+    np.testing.assert_array_equal(same.asnumpy(), img.asnumpy())
+    mx.random.seed(5)
+    flips = [T.RandomFlipTopBottom()(img).asnumpy() for _ in range(20)]
+    n = sum((f == img.asnumpy()[::-1]).all() for f in flips)
+    assert 2 < n < 18 and all((f == img.asnumpy()).all() or (f == img.asnumpy()[::-1]).all()
+                              for f in flips)
+    random.seed(1)
+    applied = [T.RandomApply(T.Cast('float16'), p=0.5)(img).dtype for _ in range(20)]
+    assert 2 < applied.count(np.float16) < 18
+
+
+def test_dataloader_with_transforms_in_workers(tmp_path, no_download):
+    from neomx.gluon.data.vision import transforms as T
+    images = np.random.RandomState(3).randint(0, 256, (10, 28, 28))
+    _write_idx(str(tmp_path / 't10k-images-idx3-ubyte.gz'), images)
+    _write_idx(str(tmp_path / 't10k-labels-idx1-ubyte.gz'), np.arange(10))
+    ds = vision.FashionMNIST(root=str(tmp_path), train=False).transform_first(T.ToTensor())
+    for workers in (0, 2):
+        batches = list(gdata.DataLoader(ds, batch_size=4, num_workers=workers))
+        x, y = batches[0]
+        assert x.shape == (4, 1, 28, 28) and x.dtype == np.float32 and y.dtype == np.int32
+        np.testing.assert_allclose(x.asnumpy()[2, 0], images[2] / 255.0, rtol=1e-6)
+        assert np.concatenate([b[1].asnumpy() for b in batches]).tolist() == list(range(10))

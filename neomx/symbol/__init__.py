@@ -13,6 +13,7 @@ from .symbol import (Symbol, var, Variable, Group, load, load_json, NotImplement
                      pow, power, maximum, minimum, hypot, zeros, ones, full, arange, linspace,
                      eye, make_namespace as _make_namespace)
 from . import _internal, contrib, linalg, random  # noqa: F401
+from . import image  # noqa: F401
 from .cached_op import CachedOp
 from .executor import Executor
 
