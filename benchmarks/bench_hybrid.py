@@ -1,0 +1,256 @@
+"""Hybridization benchmark: the seeds' MLP and a small ResNet training step.
+
+1. The MLP of the seeds (d2l 8.1: Dense(256, relu), Dense(128, relu), Dense(2) on a 1x512
+   input), 1000 calls outside autograd then ``nd.waitall()``: neomx imperative, neomx
+   hybridized, PyTorch eager under ``no_grad`` (same process, same thread settings), and
+   MXNet 1.9.1 imperative/hybridized from the reference environment (a subprocess) when it is
+   installed. Targets: hybridized <= 0.75x PyTorch eager and <= 0.5x neomx imperative.
+2. A training step (forward, softmax cross-entropy, backward, SGD update) of a small ResNet
+   (two residual stages, BatchNorm, batch 16 of 3x32x32), neomx hybridized against the same
+   model in PyTorch. Target: <= 1.1x PyTorch.
+
+Each figure is the best of ``--repeat`` rounds (the machine may be shared); run with
+``python benchmarks/bench_hybrid.py [--repeat 5] [--no-mxnet] [--json out.json]``.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import torch  # noqa: E402
+
+import neomx as mx  # noqa: E402
+from neomx import autograd, gluon, nd  # noqa: E402
+from neomx.gluon import nn  # noqa: E402
+
+MXNET_REF = os.environ.get('NEOMX_MXNET_REF', os.path.join(ROOT, '.mxnet-ref', 'bin', 'python'))
+CALLS = 1000
+
+
+def best(fn, repeat):
+    fn()                                   # warm up (traces, compiles, allocates)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+# -- 1. the seeds' MLP ---------------------------------------------------------------------
+
+def get_net():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(256, activation='relu'), nn.Dense(128, activation='relu'), nn.Dense(2))
+    net.initialize()
+    return net
+
+
+def mlp_neomx(repeat):
+    x = nd.random.normal(shape=(1, 512))
+    net = get_net()
+
+    def run():
+        for _ in range(CALLS):
+            net(x)
+        nd.waitall()
+    imperative = best(run, repeat)
+    net.hybridize()
+    hybridized = best(run, repeat)
+    return imperative, hybridized
+
+
+def mlp_torch(repeat):
+    net = torch.nn.Sequential(torch.nn.Linear(512, 256), torch.nn.ReLU(),
+                              torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, 2))
+    x = torch.randn(1, 512)
+
+    def run():
+        with torch.no_grad():
+            for _ in range(CALLS):
+                net(x)
+    return best(run, repeat)
+
+
+MXNET_MLP = r'''
+import time, mxnet as mx
+from mxnet import nd
+from mxnet.gluon import nn
+def get_net():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(256, activation='relu'), nn.Dense(128, activation='relu'), nn.Dense(2))
+    net.initialize()
+    return net
+def best(fn, repeat):
+    fn(); ts = []
+    for _ in range(repeat):
+        t = time.perf_counter(); fn(); ts.append(time.perf_counter() - t)
+    return min(ts)
+x = nd.random.normal(shape=(1, 512))
+net = get_net()
+def run():
+    for _ in range(1000):
+        net(x)
+    nd.waitall()
+imp = best(run, REPEAT)
+net.hybridize()
+hyb = best(run, REPEAT)
+print(imp, hyb)
+'''
+
+
+# -- 2. a small ResNet training step ---------------------------------------------------------
+
+class Residual(nn.HybridBlock):
+    def __init__(self, channels, strides=1, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.conv1 = nn.Conv2D(channels, 3, padding=1, strides=strides)
+            self.bn1 = nn.BatchNorm()
+            self.conv2 = nn.Conv2D(channels, 3, padding=1)
+            self.bn2 = nn.BatchNorm()
+            self.down = nn.Conv2D(channels, 1, strides=strides) if strides != 1 else None
+
+    def hybrid_forward(self, F, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        if self.down is not None:
+            x = self.down(x)
+        return F.relu(y + x)
+
+
+def small_resnet():
+    net = nn.HybridSequential()
+    with net.name_scope():
+        net.add(nn.Conv2D(16, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'),
+                Residual(16), Residual(32, strides=2), nn.GlobalAvgPool2D(), nn.Dense(10))
+    return net
+
+
+class TorchResidual(torch.nn.Module):
+    def __init__(self, cin, channels, strides=1):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(cin, channels, 3, padding=1, stride=strides)
+        self.bn1 = torch.nn.BatchNorm2d(channels, eps=1e-5, momentum=0.1)
+        self.conv2 = torch.nn.Conv2d(channels, channels, 3, padding=1)
+        self.bn2 = torch.nn.BatchNorm2d(channels)
+        self.down = torch.nn.Conv2d(cin, channels, 1, stride=strides) if strides != 1 else None
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        if self.down is not None:
+            x = self.down(x)
+        return torch.relu(y + x)
+
+
+def torch_resnet():
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16),
+                               torch.nn.ReLU(), TorchResidual(16, 16), TorchResidual(16, 32, 2),
+                               torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+                               torch.nn.Linear(32, 10))
+
+
+STEPS = 20
+BATCH = 16
+
+
+def train_neomx(repeat):
+    net = small_resnet()
+    net.initialize(mx.init.Xavier() if hasattr(mx, 'init') else None)
+    net.hybridize()
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.05})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    x = nd.random.normal(shape=(BATCH, 3, 32, 32))
+    y = nd.array(np.random.randint(0, 10, BATCH))
+
+    def run():
+        for _ in range(STEPS):
+            with autograd.record():
+                loss = loss_fn(net(x), y)
+            loss.backward()
+            trainer.step(BATCH)
+        nd.waitall()
+    return best(run, repeat) / STEPS
+
+
+def train_torch(repeat):
+    net = torch_resnet()
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    x = torch.randn(BATCH, 3, 32, 32)
+    y = torch.randint(0, 10, (BATCH,))
+
+    def run():
+        for _ in range(STEPS):
+            opt.zero_grad()
+            loss = loss_fn(net(x), y)
+            loss.backward()
+            opt.step()
+    return best(run, repeat) / STEPS
+
+
+def mxnet_figures(repeat):
+    if not os.path.exists(MXNET_REF):
+        return None
+    env = dict(os.environ)
+    env.pop('PYTHONPATH', None)
+    r = subprocess.run([MXNET_REF, '-c', MXNET_MLP.replace('REPEAT', str(repeat))],
+                       capture_output=True, text=True, env=env, timeout=600)
+    if r.returncode != 0:
+        print('MXNet run failed:', r.stderr[-500:], file=sys.stderr)
+        return None
+    imp, hyb = map(float, r.stdout.split()[-2:])
+    return imp, hyb
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--repeat', type=int, default=5)
+    ap.add_argument('--no-mxnet', action='store_true')
+    ap.add_argument('--no-train', action='store_true')
+    ap.add_argument('--json')
+    args = ap.parse_args()
+    res = {}
+    imp, hyb = mlp_neomx(args.repeat)
+    teager = mlp_torch(args.repeat)
+    res['mlp'] = {'neomx_imperative_s': imp, 'neomx_hybridized_s': hyb,
+                  'torch_eager_no_grad_s': teager}
+    if not args.no_mxnet:
+        m = mxnet_figures(args.repeat)
+        if m is not None:
+            res['mlp']['mxnet_imperative_s'], res['mlp']['mxnet_hybridized_s'] = m
+    print('Seeds MLP 512-256-128-2, batch 1, %d calls (best of %d), threads=%d'
+          % (CALLS, args.repeat, torch.get_num_threads()))
+    rows = [('neomx imperative', imp), ('neomx hybridized', hyb),
+            ('PyTorch eager (no_grad)', teager)]
+    if 'mxnet_imperative_s' in res['mlp']:
+        rows += [('MXNet 1.9.1 imperative', res['mlp']['mxnet_imperative_s']),
+                 ('MXNet 1.9.1 hybridized', res['mlp']['mxnet_hybridized_s'])]
+    for name, t in rows:
+        print('  %-26s %8.1f ms  %6.1f us/call' % (name, t * 1e3, t * 1e6 / CALLS))
+    print('  hybridized / PyTorch eager  = %.2f (target <= 0.75)' % (hyb / teager))
+    print('  hybridized / imperative     = %.2f (target <= 0.50)' % (hyb / imp))
+    if not args.no_train:
+        tn = train_neomx(max(2, args.repeat // 2))
+        tt = train_torch(max(2, args.repeat // 2))
+        res['resnet_train_step'] = {'neomx_hybridized_s': tn, 'torch_s': tt}
+        print('Small ResNet training step, batch %d of 3x32x32 (best of %d x %d steps)'
+              % (BATCH, max(2, args.repeat // 2), STEPS))
+        print('  %-26s %8.2f ms/step' % ('neomx hybridized', tn * 1e3))
+        print('  %-26s %8.2f ms/step' % ('PyTorch', tt * 1e3))
+        print('  neomx / PyTorch             = %.2f (target <= 1.10)' % (tn / tt))
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(res, f, indent=2)
+
+
+if __name__ == '__main__':
+    main()
