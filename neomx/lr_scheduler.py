@@ -9,7 +9,9 @@ any one weight so far, and uses the value returned. Every scheduler can begin wi
 >>> sched = mx.lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)
 >>> [sched(n) for n in (1, 2, 3, 5)]
 [1.0, 1.0, 0.5, 0.25]
->>> opt = mx.optimizer.SGD(learning_rate=1.0, lr_scheduler=mx.lr_scheduler.PolyScheduler(10))
+>>> opt = mx.optimizer.SGD(lr_scheduler=mx.lr_scheduler.PolyScheduler(10, base_lr=1.0))
+>>> opt.learning_rate
+1.0
 """
 import logging
 from math import cos, pi

@@ -462,8 +462,8 @@ class F1(_BinaryMetric):
     >>> import neomx as mx
     >>> f1 = mx.metric.F1()
     >>> f1.update([mx.nd.array([0., 1., 1.])], [mx.nd.array([[0.3, 0.7], [0., 1.], [0.4, 0.6]])])
-    >>> f1.get()
-    ('f1', 0.8)
+    >>> float(f1.get()[1])
+    0.8
     """
 
     def __init__(self, name='f1', output_names=None, label_names=None, average="macro"):
@@ -493,7 +493,7 @@ class Perplexity(EvalMetric):
     >>> p = mx.metric.Perplexity(ignore_label=None)
     >>> p.update([mx.nd.array([0, 1, 1])], [mx.nd.array([[0.3, 0.7], [0, 1.], [0.4, 0.6]])])
     >>> round(p.get()[1], 6)
-    1.77101
+    1.771098
     """
 
     def __init__(self, ignore_label, axis=-1, name='perplexity', output_names=None,
@@ -566,8 +566,8 @@ class MAE(_Regression):
     >>> import neomx as mx
     >>> m = mx.metric.MAE()
     >>> m.update([mx.nd.array([2.5, 0.0, 2, 8])], [mx.nd.array([3, -0.5, 2, 7])])
-    >>> m.get()
-    ('mae', 0.5)
+    >>> float(m.get()[1])
+    0.5
     """
 
     def __init__(self, name='mae', output_names=None, label_names=None):
@@ -823,7 +823,7 @@ class CustomMetric(EvalMetric):
     >>> import neomx as mx
     >>> m = mx.metric.CustomMetric(lambda l, p: abs(l - p).mean())
     >>> m.update([mx.nd.array([1., 2.])], [mx.nd.array([1., 4.])])
-    >>> m.get()
+    >>> m.name, float(m.get()[1])
     ('custom(<lambda>)', 1.0)
     """
 

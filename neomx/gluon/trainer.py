@@ -18,8 +18,8 @@ applies the same update to the same summed gradient.
 ...         loss = (w.data(ctx) * 2).sum()
 ...     loss.backward()
 >>> trainer.step(batch_size=2)
->>> w.data(mx.cpu(1)).asnumpy().tolist()
-[-1.0, -1.0]
+>>> w.data(mx.cpu(1)).asnumpy().tolist()     # 1 - 0.5 * (2 + 2) / 2
+[0.0, 0.0]
 """
 import os
 

@@ -101,7 +101,7 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     >>> import neomx as mx
     >>> from neomx.gluon.utils import clip_global_norm
     >>> gs = [mx.nd.ones((4,)) * 3, mx.nd.ones((4,)) * 4]
-    >>> clip_global_norm(gs, 1.0)
+    >>> float(clip_global_norm(gs, 1.0))
     10.0
     >>> [round(float(x), 2) for x in gs[0].asnumpy()]
     [0.3, 0.3, 0.3, 0.3]
