@@ -1,0 +1,66 @@
+"""ONNX export of hybridized blocks, checked by running the models in onnxruntime."""
+import numpy as np
+import pytest
+
+import neomx as mx
+from neomx import initializer, nd
+from neomx.base import MXNetError
+from neomx.gluon import nn
+
+onnx = pytest.importorskip('onnx')
+ort = pytest.importorskip('onnxruntime')
+
+from neomx.symbol.onnx import export_block, export_model  # noqa: E402
+
+
+def run_onnx(path, **feeds):
+    sess = ort.InferenceSession(path, providers=['CPUExecutionProvider'])
+    return sess.run(None, {k: v.astype(np.float32) for k, v in feeds.items()})
+
+
+def test_mlp_matches_onnxruntime(tmp_path):
+    net = nn.HybridSequential()
+    net.add(nn.Dense(16, activation='relu'), nn.Dense(8, activation='tanh'), nn.Dense(2))
+    net.initialize(initializer.Xavier())
+    net.hybridize()
+    x = nd.random.normal(shape=(3, 5))
+    y = net(x).asnumpy()
+    path = export_block(net, str(tmp_path / 'mlp.onnx'))
+    model = onnx.load(path)
+    onnx.checker.check_model(model)
+    assert [i.name for i in model.graph.input] == ['data']
+    out, = run_onnx(path, data=x.asnumpy())
+    np.testing.assert_allclose(out, y, rtol=1e-5, atol=1e-6)
+
+
+def test_cnn_with_batchnorm_from_exported_files(tmp_path):
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(4, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'),
+            nn.MaxPool2D(2), nn.Conv2D(6, 3), nn.GlobalAvgPool2D(), nn.Flatten(), nn.Dense(3))
+    net.initialize(initializer.Xavier())
+    net.hybridize()
+    x = nd.random.normal(shape=(2, 3, 8, 8))
+    with mx.autograd.record():
+        net(x)                      # move the BatchNorm statistics
+    y = net(x).asnumpy()
+    net.export(str(tmp_path / 'cnn'))
+    path = export_model(str(tmp_path / 'cnn-symbol.json'), str(tmp_path / 'cnn-0000.params'),
+                        [(2, 3, 8, 8)], np.float32, str(tmp_path / 'cnn.onnx'))
+    onnx.checker.check_model(onnx.load(path))
+    out, = run_onnx(path, data=x.asnumpy())
+    np.testing.assert_allclose(out, y, rtol=1e-4, atol=1e-5)
+
+
+def test_dynamic_batch_and_errors(tmp_path):
+    data = mx.sym.var('data')
+    sym = mx.sym.FullyConnected(data, num_hidden=3, name='fc')
+    params = {'arg:fc_weight': nd.ones((3, 4)), 'arg:fc_bias': nd.zeros(3)}
+    path = export_model(sym, params, [(2, 4)], np.float32, str(tmp_path / 'fc.onnx'),
+                        dynamic=True)
+    out, = run_onnx(path, data=np.ones((5, 4)))
+    np.testing.assert_allclose(out, np.full((5, 3), 4.0))
+    with pytest.raises(MXNetError, match='1 data inputs'):
+        export_model(sym, params, [(2, 4), (1,)], np.float32, str(tmp_path / 'bad.onnx'))
+    net = nn.Dense(2)
+    with pytest.raises(MXNetError, match='hybridize'):
+        export_block(net, str(tmp_path / 'x.onnx'))
