@@ -181,6 +181,7 @@ class _Bucketer:
         self.stale = True         # a push consumed this round: the next hook starts a new one
         self.dirty = False        # a gradient arrived twice this round: start nothing more
         self.hooked = weakref.WeakKeyDictionary()   # weight Storage -> its hooked leaf tensor
+        self.served = 0           # keys whose push found their bucket reduced (for tests)
         ref = weakref.ref(self)
 
         def on_backward(targets, inputs):
@@ -354,6 +355,7 @@ class _Bucketer:
             if b.error is not None:
                 raise _comm_error('the allreduce of a gradient bucket', b.error) from b.error
             out.append(b.comm[off:off + n])
+            self.served += 1
         return out
 
 
