@@ -256,8 +256,7 @@ def test_generated_code_is_readable_and_in_tracebacks():
     net = mlp()
     net.hybridize()
     net(nd.ones((2, 5)))
-    src = net.hybridized_code() if hasattr(net, 'hybridized_code') else \
-        _hybrid.hybridized_code(net)
+    src = net.hybridized_code()
     assert 'FullyConnected(data, ' in src and 'return (' in src
     assert '# (2, 16) float32' in src
     code = _hybrid._cache(net).last.program.code
