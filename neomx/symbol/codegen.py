@@ -16,6 +16,7 @@ def double_relu(x, generator=None, device=None):
     return (out,)
 """
 import builtins
+import inspect
 import itertools
 import keyword
 import linecache
@@ -120,7 +121,9 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
             args[pos] = var[(id(src), k)]
         while args and args[-1] == 'None' and len(args) > len(slots):
             args.pop()
-        kw = ['%s=%s' % (k, _literal(v, glb, names)) for k, v in node.attrs.items()]
+        defaults = _kernel_defaults(op)
+        kw = ['%s=%s' % (k, _literal(v, glb, names)) for k, v in node.attrs.items()
+              if not (k in defaults and _same(defaults[k], v))]
         if op.rng:
             kw.append('generator=generator')
         if op.train:
@@ -157,6 +160,28 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     exec(compile(src, filename, 'exec'), glb)
     return GeneratedCode(glb[fname], src, filename, list(input_names))
+
+
+_DEFAULTS = {}
+
+
+def _kernel_defaults(op):
+    """The keyword defaults of ``op``'s kernel: attributes equal to them are left out of the
+    generated call, so it shows what is particular to the node."""
+    d = _DEFAULTS.get(op.name)
+    if d is None:
+        try:
+            sig = inspect.signature(op.kernel)
+            d = {k: p.default for k, p in sig.parameters.items()
+                 if p.default is not inspect.Parameter.empty}
+        except (TypeError, ValueError):
+            d = {}
+        _DEFAULTS[op.name] = d
+    return d
+
+
+def _same(a, b):
+    return type(a) is type(b) and a == b
 
 
 def _kernel_outputs(node, inferred):
