@@ -23,6 +23,9 @@ from .symbol import AttrScope
 from . import profiler
 from . import optimizer, lr_scheduler, kvstore, metric
 from . import kvstore as kv
+from . import initializer
+from . import initializer as init
+from . import gluon
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', '__version__']

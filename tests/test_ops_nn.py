@@ -398,7 +398,8 @@ def test_dropout_modes():
 
 def test_fill_rules():
     fc = registry.get('FullyConnected')
-    assert fc.fill(fc.parse_attrs({'num_hidden': 5}), [(2, 3, 4), None, None])[1:] == [(5, 12), (5,)]
+    a = fc.parse_attrs({'num_hidden': 5})
+    assert fc.fill(a, [(2, 3, 4), None, None])[1:] == [(5, 12), (5,)]
     conv = registry.get('Convolution')
     a = conv.parse_attrs({'kernel': (3, 3), 'num_filter': 8, 'num_group': 2})
     assert conv.fill(a, [(0, 4, 0, 0), None, None])[1:] == [(8, 2, 3, 3), (8,)]

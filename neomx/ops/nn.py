@@ -93,7 +93,8 @@ def _fully_connected(data, weight, bias=None, num_hidden=0, no_bias=False, flatt
 
 register('FullyConnected', inputs=('data', 'weight', 'bias'), heavy=True,
          drop_inputs=_no_bias, fill=_fc_fill,
-         attrs={'num_hidden': Int(), 'no_bias': Bool(False), 'flatten': Bool(True)})(_fully_connected)
+         attrs={'num_hidden': Int(), 'no_bias': Bool(False),
+                'flatten': Bool(True)})(_fully_connected)
 
 
 # -- Convolution and Deconvolution ------------------------------------------------------------
@@ -585,6 +586,16 @@ def _norm_fill(axis_of):
     return fill
 
 
+def _num_norm_outputs(attrs):
+    return 3 if attrs['output_mean_var'] else 1
+
+
+def _norm_output_names(spread):
+    """The outputs: with output_mean_var also the mean and the var (BatchNorm: in fact
+    1/sqrt(var+eps), as MXNet) or std."""
+    return lambda attrs: ('output', 'mean', spread)[:_num_norm_outputs(attrs)]
+
+
 def _bn_channels(attrs, data):
     return data[attrs['axis'] % len(data)]
 
@@ -645,8 +656,7 @@ def _batch_norm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0
 
 register('BatchNorm', inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var'),
          mutate=('moving_mean', 'moving_var'), train=True, heavy=True,
-         num_outputs=lambda attrs: 3 if attrs['output_mean_var'] else 1,
-         output_names=lambda attrs: ('output', 'mean', 'var')[:3 if attrs['output_mean_var'] else 1],
+         num_outputs=_num_norm_outputs, output_names=_norm_output_names('var'),
          infer=_bn_infer, fill=_norm_fill(_bn_channels),
          attrs={'eps': Float(1e-3), 'momentum': Float(0.9), 'fix_gamma': Bool(True),
                 'use_global_stats': Bool(False), 'output_mean_var': Bool(False),
@@ -676,8 +686,7 @@ def _layer_norm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False):
 
 register('LayerNorm', inputs=('data', 'gamma', 'beta'), fill=_norm_fill(
     lambda attrs, data: data[attrs['axis'] % len(data)]),
-    num_outputs=lambda attrs: 3 if attrs['output_mean_var'] else 1,
-    output_names=lambda attrs: ('output', 'mean', 'std')[:3 if attrs['output_mean_var'] else 1],
+    num_outputs=_num_norm_outputs, output_names=_norm_output_names('std'),
     attrs={'axis': Int(-1), 'eps': Float(1e-5), 'output_mean_var': Bool(False)})(_layer_norm)
 
 
@@ -715,8 +724,7 @@ def _group_norm(data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=False
 
 register('GroupNorm', inputs=('data', 'gamma', 'beta'),
          fill=_norm_fill(lambda attrs, data: attrs['num_groups']),
-         num_outputs=lambda attrs: 3 if attrs['output_mean_var'] else 1,
-         output_names=lambda attrs: ('output', 'mean', 'std')[:3 if attrs['output_mean_var'] else 1],
+         num_outputs=_num_norm_outputs, output_names=_norm_output_names('std'),
          attrs={'num_groups': Int(1), 'eps': Float(1e-5),
                 'output_mean_var': Bool(False)})(_group_norm)
 
