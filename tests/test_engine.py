@@ -1,0 +1,775 @@
+"""The dependency engine: ordering of reads and writes under concurrency, the threaded engine
+against the naive one on random programs, many pushing threads, errors, back-pressure, the
+light-operation policy and the intra-op thread budget.
+
+Concurrency is asserted with events and counters, never with timings."""
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import neomx as mx
+from neomx import nd
+from neomx.base import MXNetError
+from neomx.engine import EngineError, NaiveEngine, ThreadedEngine, Var
+from neomx.engine import engine as engine_impl
+from neomx.ndarray.ndarray import invoke
+from neomx.ops.registry import Op
+
+# (context, copy worker?) targets of raw pushes: two compute workers and two copy workers.
+TARGETS = [(mx.cpu(0), False), (mx.cpu(1), False), (mx.cpu(0), True), (mx.cpu(1), True)]
+
+
+def _until(cond, timeout=20.0):
+    """Waits for ``cond()`` to become true (for state another thread reaches)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
+def _run_child(code, env=None, timeout=240):
+    """Runs ``code`` in a fresh Python with neomx; returns the JSON it prints last."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    r = subprocess.run([sys.executable, '-c', textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=timeout, env=full_env)
+    assert r.returncode == 0, 'child failed (rc %d):\n%s\n%s' % (r.returncode, r.stdout[-3000:],
+                                                                 r.stderr[-5000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _line():
+    """The caller's line number."""
+    return sys._getframe(1).f_lineno
+
+
+# -- ordering ---------------------------------------------------------------------------------
+
+class _Recorder:
+    """Operations that log what they see of shared state, to check RAW, WAR and WAW order.
+
+    Each Var ``k`` has a history of the operations that wrote it. An operation records how many
+    writes of each Var it reads it sees when it starts and when it ends (after a random sleep);
+    both must equal the number of writes pushed before it. Writers also check that no other
+    operation touches their Vars while they run."""
+
+    def __init__(self, n_vars):
+        self.vars = [Var() for _ in range(n_vars)]
+        self.history = [[] for _ in range(n_vars)]       # writes, in the order they ran
+        self.pushed_writes = [[] for _ in range(n_vars)]  # writes, in push order
+        self.reads_pushed = [0] * n_vars
+        self.reads_done = [0] * n_vars
+        self.busy_writing = [0] * n_vars
+        self.busy_reading = [0] * n_vars
+        self.problems = []
+
+    def op(self, ident, reads, writes, sleep):
+        expect = {k: len(self.pushed_writes[k]) for k in reads}
+        hist, problems = self.history, self.problems
+
+        def fn():
+            for k in writes:
+                if self.busy_writing[k] or self.busy_reading[k]:
+                    problems.append('op %d writes var %d while another op uses it' % (ident, k))
+                self.busy_writing[k] += 1
+            for k in reads:
+                if k not in writes:
+                    if self.busy_writing[k]:
+                        problems.append('op %d reads var %d during a write' % (ident, k))
+                    self.busy_reading[k] += 1
+            seen0 = {k: len(hist[k]) for k in reads}
+            if sleep:
+                time.sleep(sleep)
+            seen1 = {k: len(hist[k]) for k in reads}
+            if not seen0 == seen1 == expect:
+                problems.append('op %d expected to see %s writes, saw %s then %s'
+                                % (ident, expect, seen0, seen1))
+            for k in reads:
+                if k not in writes:
+                    self.busy_reading[k] -= 1
+                    self.reads_done[k] += 1
+            for k in writes:
+                hist[k].append(ident)
+                self.busy_writing[k] -= 1
+
+        for k in writes:
+            self.pushed_writes[k].append(ident)
+        for k in reads:
+            if k not in writes:
+                self.reads_pushed[k] += 1
+        return fn
+
+
+def _random_raw_program(eng, seed, n_ops, n_vars=8, check_waits=True):
+    rng = random.Random(seed)
+    rec = _Recorder(n_vars)
+    for ident in range(n_ops):
+        chosen = rng.sample(range(n_vars), rng.randint(1, 3))
+        split = rng.randint(0, len(chosen))
+        reads, writes = chosen[:split], chosen[split:]
+        if writes and rng.random() < 0.2:
+            reads = reads + [writes[0]]              # read-modify-write of one Var
+        sleep = rng.choice([0, 0, 0, 0.0002, 0.001])
+        fn = rec.op(ident, reads, writes, sleep)
+        ctx, copy = rng.choice(TARGETS)
+        eng.push(fn, [rec.vars[k] for k in reads], [rec.vars[k] for k in writes], ctx,
+                 'op%d' % ident, None, copy, rng.random() < 0.5)
+        if check_waits and rng.random() < 0.05:
+            k = rng.randrange(n_vars)
+            if rng.random() < 0.5:
+                eng.wait_for_var(rec.vars[k])
+                assert rec.history[k] == rec.pushed_writes[k]
+            else:
+                eng.wait_for_var(rec.vars[k], for_write=True)
+                assert rec.history[k] == rec.pushed_writes[k]
+                assert rec.reads_done[k] == rec.reads_pushed[k]
+    eng.waitall()
+    assert rec.problems == []
+    assert rec.history == rec.pushed_writes            # WAW: writes ran in push order
+    assert rec.reads_done == rec.reads_pushed
+    return rec
+
+
+@pytest.mark.parametrize('seed', [0, 1, 2])
+def test_read_write_order_across_workers(seed):
+    _random_raw_program(ThreadedEngine(), seed, n_ops=700)
+
+
+def test_read_write_order_naive_engine():
+    rec = _random_raw_program(NaiveEngine(), 5, n_ops=300)
+    assert sum(map(len, rec.history)) > 0
+
+
+def test_write_waits_for_earlier_reads_on_another_worker():
+    eng = ThreadedEngine()
+    v = Var()
+    gate, log = threading.Event(), []
+    eng.push(lambda: (gate.wait(), log.append('read')), [v], [], mx.cpu(1), 'slow_read')
+    eng.push(lambda: log.append('write'), [], [v], mx.cpu(0), 'write')
+    done = threading.Event()
+    t = threading.Thread(target=lambda: (eng.wait_for_var(v), done.set()), daemon=True)
+    t.start()
+    assert not done.wait(0.2)          # the write cannot have run: the read holds it back
+    assert log == []
+    gate.set()
+    assert done.wait(20)
+    eng.waitall()
+    assert log == ['read', 'write']
+
+
+def test_pushing_threads_and_waiters_share_workers():
+    """Several threads push to shared Vars (under a lock, to know the push order) while others
+    keep waiting on random Vars, so queued operations are run by many helping threads."""
+    eng = ThreadedEngine()
+    rec = _Recorder(6)
+    order_lock = threading.Lock()
+    stop = threading.Event()
+    failures = []
+
+    def pusher(seed):
+        rng = random.Random(seed)
+        try:
+            for i in range(150):
+                chosen = rng.sample(range(6), rng.randint(1, 3))
+                split = rng.randint(0, len(chosen))
+                ctx, copy = rng.choice(TARGETS)
+                with order_lock:
+                    ident = seed * 1000 + i
+                    fn = rec.op(ident, chosen[:split], chosen[split:],
+                                rng.choice([0, 0, 0.0005]))
+                    eng.push(fn, [rec.vars[k] for k in chosen[:split]],
+                             [rec.vars[k] for k in chosen[split:]], ctx, 'op', None, copy,
+                             rng.random() < 0.5)
+        except BaseException as e:  # pragma: no cover - reported below
+            failures.append(repr(e))
+
+    def waiter(seed):
+        rng = random.Random(seed)
+        try:
+            while not stop.is_set():
+                eng.wait_for_var(rec.vars[rng.randrange(6)], rng.random() < 0.5)
+        except BaseException as e:  # pragma: no cover - reported below
+            failures.append(repr(e))
+
+    pushers = [threading.Thread(target=pusher, args=(s,), daemon=True) for s in range(4)]
+    waiters = [threading.Thread(target=waiter, args=(s,), daemon=True) for s in range(3)]
+    for t in pushers + waiters:
+        t.start()
+    for t in pushers:
+        t.join(60)
+    stop.set()
+    for t in waiters:
+        t.join(60)
+    assert not any(t.is_alive() for t in pushers + waiters), 'deadlock'
+    eng.waitall()
+    assert failures == []
+    assert rec.problems == []
+    assert rec.history == rec.pushed_writes
+
+
+# -- threaded engine against naive engine on random NDArray programs ---------------------------
+
+def _random_nd_program(seed, n_steps):
+    """A random program of NDArray operations over arrays on cpu(0) and cpu(1); returns the
+    final arrays and the values read in the middle."""
+    rng = random.Random(seed)
+    mx.random.seed(seed)
+    init = np.random.RandomState(seed).uniform(-1, 1, (10, 16, 16)).astype(np.float32)
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    pool = [nd.array(init[i], ctx=ctxs[i % 2]) for i in range(10)]
+    seen = []
+
+    def on(x, ctx):
+        return x if x.context == ctx else x.as_in_context(ctx)
+
+    for _ in range(n_steps):
+        i, j = rng.randrange(len(pool)), rng.randrange(len(pool))
+        a = pool[i]
+        b = on(pool[j], a.context)
+        lo, k = rng.randrange(12), rng.randint(1, 4)
+        kind = rng.randrange(16)
+        if kind == 0:
+            pool[i] = nd.tanh(a + b)
+        elif kind == 1:
+            pool[i] = nd.tanh(a * b - 0.25)
+        elif kind == 2:
+            pool[i] = nd.dot(a, b, transpose_b=rng.random() < 0.5) * 0.1
+        elif kind == 3:
+            view = a[lo:lo + k]                      # a view: writes go to a's storage
+            view += b[lo + 1:lo + k + 1] if lo + k < 16 else b[0:k]
+            view *= 0.5
+        elif kind == 4:
+            a += b
+            a *= 0.5
+        elif kind == 5:
+            pool[i] = a.copyto(ctxs[rng.randrange(2)])
+        elif kind == 6:
+            a.copyto(pool[j])                        # in place, maybe across devices
+        elif kind == 7:
+            pool[i] = nd.random.uniform(-1, 1, shape=(16, 16), ctx=a.context)
+        elif kind == 8:
+            pool[i] = a + nd.random.normal(0, 0.1, shape=(16, 16), ctx=a.context)
+        elif kind == 9:
+            r = a.reshape((4, 64))                   # a reshaped view, written through
+            r[rng.randrange(4)] = rng.random()
+        elif kind == 10:
+            a[lo] = b[k]                             # row assignment from another array
+        elif kind == 11:
+            pool[i] = a - a.mean(axis=1, keepdims=True)
+        elif kind == 12:
+            pool[j] = a[0:16]                        # pool entries alias one storage
+        elif kind == 13:
+            a[:, lo:lo + k] = nd.sigmoid(b[:, 0:k])  # a non-contiguous slice, assigned
+        elif kind == 14:
+            pool[i] = nd.concat(a[0:8], b[8:16], dim=0)
+        elif kind == 15 and rng.random() < 0.1:
+            seen.append(a.asnumpy())                 # synchronise in the middle now and then
+    return [p.asnumpy() for p in pool], seen
+
+
+@pytest.mark.parametrize('seed,lazy_batch', [(11, None), (12, None), (13, 1)])
+def test_random_programs_agree_between_engines(seed, lazy_batch):
+    """``lazy_batch=1`` hands every operation to a worker thread at once (no light operations
+    left for the waiting thread), the most concurrent schedule."""
+    threaded_engine = ThreadedEngine()
+    if lazy_batch is not None:
+        threaded_engine.lazy_batch = lazy_batch
+    with mx.engine.engine_scope(threaded_engine):
+        threaded, seen_t = _random_nd_program(seed, 1500)
+    with mx.engine.engine_scope('NaiveEngine'):
+        naive, seen_n = _random_nd_program(seed, 1500)
+    assert len(seen_t) == len(seen_n) > 0
+    for x, y in zip(seen_t + threaded, seen_n + naive):
+        np.testing.assert_array_equal(x, y)
+    assert all(np.isfinite(x).all() for x in threaded)
+
+
+def test_engine_scope_restores_the_engine():
+    before = mx.engine.engine_type()
+    with mx.engine.engine_scope('NaiveEngine') as eng:
+        assert mx.engine.engine_type() == 'NaiveEngine' and mx.engine.current() is eng
+        x = nd.ones((2, 2)) * 3
+    assert mx.engine.engine_type() == before
+    assert x.asnumpy().sum() == 12
+    with pytest.raises(MXNetError, match='unknown engine type'):
+        mx.engine.set_engine_type('FastEngine')
+
+
+@pytest.mark.xfail(strict=True, reason='engine_scope/set_engine_type leave the replaced '
+                   'ThreadedEngine\'s worker threads running: every switch adds idle threads '
+                   '(neomx/engine/__init__.py set_engine_type has no way to stop workers)')
+def test_switching_engines_does_not_leak_worker_threads():
+    with mx.engine.engine_scope('ThreadedEngine'):
+        (nd.ones((2,)) + nd.ones((2,), ctx=mx.cpu(1)).as_in_context(mx.cpu(0))).asnumpy()
+    before = threading.active_count()
+    for _ in range(5):
+        with mx.engine.engine_scope('ThreadedEngine'):
+            (nd.ones((2,)) + nd.ones((2,), ctx=mx.cpu(1)).as_in_context(mx.cpu(0))).asnumpy()
+    assert threading.active_count() <= before
+
+
+def _restore_engine(kind):
+    if mx.engine.engine_type() != kind:
+        mx.engine.current().errors.clear()
+        mx.engine.set_engine_type(kind)
+
+
+@pytest.mark.xfail(strict=True, reason='an error pending when engine_scope exits is raised by '
+                   'the old engine\'s waitall inside set_engine_type before the switch, so the '
+                   'scope\'s engine stays in use after the with block (neomx/engine/__init__.py)')
+def test_engine_scope_exit_with_pending_error_restores_engine():
+    before = mx.engine.engine_type()
+    try:
+        with pytest.raises(EngineError):
+            with mx.engine.engine_scope('NaiveEngine'):
+                failing(nd.array([-1.0]))
+        assert mx.engine.engine_type() == before
+    finally:
+        _restore_engine(before)
+
+
+@pytest.mark.xfail(strict=True, reason='an exception leaving an engine_scope block is replaced '
+                   'by a pending engine error raised while switching back (neomx/engine/__init__.py)')
+def test_engine_scope_keeps_the_user_exception():
+    before = mx.engine.engine_type()
+    try:
+        with pytest.raises(KeyError):
+            with mx.engine.engine_scope('NaiveEngine'):
+                failing(nd.array([-1.0]))
+                raise KeyError('raised by the block')
+    finally:
+        _restore_engine(before)
+
+
+# -- many Python threads pushing at once ------------------------------------------------------
+
+THREADS_CHILD = '''
+import faulthandler, json, sys, threading
+import numpy as np
+import neomx as mx
+from neomx import nd
+
+faulthandler.dump_traceback_later(150, exit=True)   # a deadlock prints every stack and fails
+N_THREADS, ITERS = 8, 120
+counter0 = nd.zeros((4, 4))
+counter1 = nd.zeros((4, 4), ctx=mx.cpu(1))
+
+def work(t, out, errors):
+    try:
+        rs = np.random.RandomState(t)
+        a = nd.array(rs.uniform(-1, 1, (12, 12)), ctx=mx.cpu(t % 2))
+        b = nd.array(rs.uniform(-1, 1, (12, 12)), ctx=mx.cpu((t + 1) % 2))
+        for i in range(ITERS):
+            c = nd.dot(a, b.as_in_context(a.context)) * 0.1
+            a = nd.tanh(a + c)
+            b[i % 12] = a[(i + t) % 12].as_in_context(b.context)
+            counter0.__iadd__(1)
+            counter1.__iadd__(1)
+            if i % 10 == t % 10:
+                a.wait_to_read()
+            if i % 40 == 39:
+                nd.waitall()
+        out[t] = [a.asnumpy().tolist(), b.asnumpy().tolist()]
+    except BaseException as e:
+        errors.append(repr(e))
+
+threaded, errors = {}, []
+threads = [threading.Thread(target=work, args=(t, threaded, errors)) for t in range(N_THREADS)]
+for th in threads:
+    th.start()
+for th in threads:
+    th.join()
+c0, c1 = counter0.asnumpy(), counter1.asnumpy()
+naive = {}
+with mx.engine.engine_scope('NaiveEngine'):
+    for t in range(N_THREADS):
+        work(t, naive, errors)
+print(json.dumps({'errors': errors, 'c0': c0.tolist(), 'c1': c1.tolist(),
+                  'same': all(threaded[t] == naive[t] for t in range(N_THREADS)),
+                  'threads': len(threaded)}))
+'''
+
+
+def test_eight_threads_push_at_once():
+    out = _run_child(THREADS_CHILD, timeout=240)
+    assert out['errors'] == []
+    assert out['threads'] == 8
+    assert out['same'], 'results differ from the same work done under NaiveEngine'
+    assert np.all(np.array(out['c0']) == 8 * 120)
+    assert np.all(np.array(out['c1']) == 8 * 120)
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+def _check_positive(data):
+    if bool((data <= 0).any()):
+        raise ValueError('found a value <= 0')
+    return data * 1
+
+
+# An operator that fails only when it runs, on values the front end has not seen; not
+# registered, so it stays out of nd.* and of the operator tests.
+CHECK_POSITIVE = Op('check_positive', _check_positive, infer=lambda a, s, d: ((s[0],), (d[0],)),
+                    infer_attrs=())
+
+
+def failing(a):
+    """``check_positive(a)`` (failing when run if ``a`` has a value <= 0) and the line that
+    pushed it."""
+    bad = invoke(CHECK_POSITIVE, [a], {}); line = _line()  # noqa: E702 - the line to name
+    return bad, line
+
+
+def test_error_names_operator_and_line_and_propagates(engine):
+    a = nd.array([-1, 2])
+    bad, line = failing(a)                  # pushing does not raise
+    dependent = (bad + 1) * 2
+    copied = dependent.as_in_context(mx.cpu(1))
+    independent = a + 10
+    with pytest.raises(EngineError) as info:
+        copied.asnumpy()
+    err = info.value
+    assert isinstance(err, MXNetError)
+    assert err.op_name == 'check_positive'
+    assert err.where == (__file__, line)
+    assert 'operator check_positive failed: ValueError: found a value <= 0' in str(err)
+    assert '%s, line %d' % (__file__, line) in str(err)
+    assert isinstance(err.__cause__, ValueError)
+    # Everything downstream of the failure fails with the same error object.
+    for x in (bad, dependent):
+        with pytest.raises(EngineError) as again:
+            x.wait_to_read()
+        assert again.value is err
+    with pytest.raises(EngineError) as again:
+        bad.asscalar() if bad.size == 1 else float(bad[0])
+    assert again.value is err
+    # Independent work ran, and the engine keeps working.
+    assert independent.asnumpy().tolist() == [9, 12]
+    assert ((a + 1) * 3).asnumpy().tolist() == [0, 9]
+    assert nd.dot(nd.ones((3, 3), ctx=mx.cpu(1)), nd.ones((3, 3), ctx=mx.cpu(1))).sum().asscalar() == 27
+    nd.waitall()                            # the error was raised already: not again
+
+
+def test_waitall_raises_first_error_once(engine):
+    a = nd.array([5, -6])
+    first, line = failing(a)
+    second, _ = failing(a + 1)
+    fine = a * 2
+    with pytest.raises(EngineError) as info:
+        nd.waitall()
+    assert info.value.where == (__file__, line)
+    nd.waitall()                            # raised once: the engine is clean again
+    assert fine.asnumpy().tolist() == [10, -12]
+    # A failed array keeps failing when read.
+    with pytest.raises(EngineError, match='check_positive'):
+        second.asnumpy()
+
+
+def test_error_in_raw_push_and_errors_on_two_devices():
+    eng = ThreadedEngine()
+    v0, v1, v2 = Var(), Var(), Var()
+
+    def boom():
+        raise ValueError('boom in a kernel')
+    eng.push(boom, [], [v0], mx.cpu(0), 'first_op', ('model.py', 12))
+    eng.push(lambda: None, [v0], [v1], mx.cpu(1), 'reader_on_cpu1')
+    eng.push(lambda: None, [], [v2], mx.cpu(1), 'independent')
+    with pytest.raises(EngineError) as info:
+        eng.wait_for_var(v1)
+    assert info.value.op_name == 'first_op'
+    assert 'model.py, line 12' in str(info.value)
+    assert isinstance(info.value.original, ValueError)
+    eng.wait_for_var(v2)
+    eng.waitall()                           # raised by wait_for_var already
+    # The failed Var is repaired by a successful write.
+    eng.push(lambda: None, [], [v0], mx.cpu(0), 'rewrite')
+    eng.wait_for_var(v0)
+    assert v0.error is None
+
+
+@pytest.mark.xfail(strict=True, reason='assigning to an array whose producing operation failed '
+                   'fails again: the failed array has no storage (tensor None), so __setitem__ '
+                   'and copyto cannot write into it (neomx/ndarray/indexing.py setitem)')
+def test_assignment_repairs_a_failed_array(engine):
+    bad, _ = failing(nd.array([1, -2]))
+    with pytest.raises(EngineError):
+        bad.wait_to_read()
+    bad[:] = 7                              # MXNet 1.9.1 allows this: the buffer is overwritten
+    assert bad.asnumpy().tolist() == [7, 7]
+
+
+# -- back-pressure ----------------------------------------------------------------------------
+
+def test_push_blocks_beyond_max_inflight():
+    eng = ThreadedEngine(max_inflight=8)
+    gate = threading.Event()
+    v = Var()
+    eng.push(gate.wait, [], [v], mx.cpu(0), 'gate')              # operation 1 blocks
+    returned = []
+
+    def pusher():
+        for i in range(2, 41):
+            eng.push(lambda: None, [v], [], mx.cpu(0), 'read', light=True)
+            returned.append(i)
+    t = threading.Thread(target=pusher, daemon=True)
+    t.start()
+    assert _until(lambda: len(returned) == 7)                    # pushes 2..8 return at once
+    t.join(0.2)
+    assert len(returned) == 7                                    # push 9 waits for operation 1
+    w = eng.worker(mx.cpu(0))
+    assert w.done == 0 and w.pushed == 9
+    gate.set()
+    t.join(20)
+    assert returned == list(range(2, 41))
+    eng.waitall()
+    assert w.done == w.pushed == 40
+
+
+def test_pending_operations_never_exceed_max_inflight():
+    eng = ThreadedEngine(max_inflight=16)
+    x, y = Var(), Var()
+    worst = 0
+    gate = threading.Event()
+    eng.push(gate.wait, [], [x], mx.cpu(0), 'gate')
+    threading.Timer(0.05, gate.set).start()
+    for i in range(3000):
+        eng.push(lambda: None, [x], [y], mx.cpu(0), 'op', light=i % 3 == 0)
+        w = eng.worker(mx.cpu(0))
+        worst = max(worst, w.pushed - w.done)
+    eng.waitall()
+    assert 8 < worst <= 16
+
+
+def test_unlimited_inflight_does_not_block():
+    eng = ThreadedEngine(max_inflight=0)
+    gate = threading.Event()
+    v = Var()
+    eng.push(gate.wait, [], [v], mx.cpu(0), 'gate')
+    for _ in range(2000):
+        eng.push(lambda: None, [v], [], mx.cpu(0), 'read', light=True)
+    w = eng.worker(mx.cpu(0))
+    assert w.pushed - w.done == 2001          # all queued behind the gate, none refused
+    gate.set()
+    eng.waitall()
+
+
+BACKPRESSURE_CHILD = '''
+import json, threading, time
+import numpy as np
+import neomx as mx
+from neomx import nd
+
+PAGE = __import__('os').sysconf('SC_PAGE_SIZE')
+
+def rss():
+    with open('/proc/self/statm') as f:
+        return int(f.read().split()[1]) * PAGE
+
+eng = mx.engine.current()
+w = eng.worker(mx.cpu(0))
+host = np.ones((256, 1024), np.float32)     # 1 MB
+
+def loop(n, limit):
+    """A loop that never synchronises; the first operation is held until the pusher has
+    more than ``limit`` operations pending (or until the end with no limit)."""
+    eng.max_inflight = limit
+    gate = threading.Event()
+    a = nd.zeros((1,))
+    mx.engine.push(gate.wait, [], [a._var], mx.cpu(0), 'gate')
+    gate_seq = w.pushed
+    if limit:
+        def release_when_blocked():
+            # The pusher blocks once `limit` operations wait behind the gate.
+            while w.pushed - gate_seq < limit:
+                time.sleep(0.001)
+            gate.set()
+        threading.Thread(target=release_when_blocked, daemon=True).start()
+    start = rss()
+    peak = 0
+    worst = 0
+    for i in range(n):
+        x = nd.array(host)                  # 1 MB allocated now, read by a queued operation
+        y = x * 2 + a
+        worst = max(worst, w.pushed - w.done)
+        peak = max(peak, rss() - start)
+    gate.set()
+    nd.waitall()
+    return worst, peak / 2**20
+
+print(json.dumps({'configured': eng.max_inflight,
+                  'bounded': loop(150, eng.max_inflight), 'unbounded': loop(150, 0)}))
+'''
+
+
+def test_backpressure_keeps_memory_flat():
+    """NEOMX_ENGINE_MAX_INFLIGHT bounds the operations (and so the memory) a loop without any
+    synchronisation can queue; with the limit off, the same loop queues everything."""
+    out = _run_child(BACKPRESSURE_CHILD, env={'NEOMX_ENGINE_MAX_INFLIGHT': '16'})
+    assert out['configured'] == 16
+    worst, grown = out['bounded']
+    assert worst <= 16
+    assert grown < 48, 'RSS grew by %.0f MB with at most 16 operations pending' % grown
+    worst, grown = out['unbounded']
+    assert worst >= 300                     # 150 iterations x 2 operations, all queued
+    assert grown > 100, 'the control run should hold ~150 MB of queued inputs'
+
+
+# -- the light-operation policy ---------------------------------------------------------------
+
+def _sleeping_worker(eng, ctx=mx.cpu(0)):
+    w = eng.worker(ctx)
+    assert _until(lambda: w.sleeping)
+    return w
+
+
+def test_waiter_runs_queued_light_ops_itself():
+    eng = ThreadedEngine()
+    w = _sleeping_worker(eng)
+    v = Var()
+    ran_on = []
+    for _ in range(10):
+        eng.push(lambda: ran_on.append(threading.current_thread()), [v], [v], mx.cpu(0),
+                 'light', light=True)
+    time.sleep(0.05)                        # room for a wrongly woken worker to take them
+    assert w.sleeping and w.done == 0       # light operations alone do not wake the worker
+    eng.wait_for_var(v)
+    assert ran_on == [threading.current_thread()] * 10
+    assert w.done == 10
+
+
+def test_heavy_op_runs_on_worker_while_pusher_continues():
+    eng = ThreadedEngine()
+    w = _sleeping_worker(eng)
+    started, proceed, finished = threading.Event(), threading.Event(), threading.Event()
+    ran_on = []
+
+    def heavy():
+        ran_on.append(threading.current_thread())
+        started.set()
+        proceed.wait(30)
+        finished.set()
+    v = Var()
+    eng.push(heavy, [], [v], mx.cpu(0), 'heavy', light=False)
+    # The worker picks it up by itself: this thread never waits on the engine meanwhile.
+    assert started.wait(30)
+    assert ran_on == [w.thread]
+    # The pusher keeps going while the heavy operation runs: it pushes to the other device and
+    # waits there, which completes before the heavy operation does.
+    u = Var()
+    eng.push(lambda: None, [], [u], mx.cpu(1), 'other_device', light=True)
+    eng.wait_for_var(u)
+    assert not finished.is_set()
+    proceed.set()
+    eng.wait_for_var(v)
+    assert finished.is_set()
+
+
+def test_light_ops_wake_the_worker_in_batches():
+    eng = ThreadedEngine()
+    w = _sleeping_worker(eng)
+    v = Var()
+    ran_on = []
+    last = threading.Event()
+    n = eng.lazy_batch
+    for i in range(n):
+        eng.push(lambda i=i: (ran_on.append(threading.current_thread()),
+                              i == n - 1 and last.set()), [v], [v], mx.cpu(0), 'light', light=True)
+    assert last.wait(30)                    # nobody waited: the batch woke the worker
+    assert set(ran_on) == {w.thread}
+
+
+def test_heavy_op_takes_queued_light_ops_along_in_order():
+    eng = ThreadedEngine()
+    w = _sleeping_worker(eng)
+    v = Var()
+    order = []
+    done = threading.Event()
+    for i in range(5):
+        eng.push(lambda i=i: order.append(i), [v], [v], mx.cpu(0), 'light', light=True)
+    eng.push(lambda: (order.append('heavy'), done.set()), [v], [v], mx.cpu(0), 'heavy')
+    assert done.wait(30)
+    assert order == [0, 1, 2, 3, 4, 'heavy']
+    assert w.done == 6
+
+
+def test_naive_engine_runs_inline_and_defers_errors():
+    eng = NaiveEngine()
+    v = Var()
+    ran = []
+    eng.push(lambda: ran.append(threading.current_thread()), [], [v], mx.cpu(1), 'op')
+    assert ran == [threading.current_thread()]
+    eng.push(lambda: 1 / 0, [], [v], mx.cpu(0), 'div')       # stored, not raised here
+    with pytest.raises(EngineError, match='ZeroDivisionError'):
+        eng.wait_for_var(v)
+
+
+# -- intra-op threads -------------------------------------------------------------------------
+
+def _probe_threads(eng, ctx):
+    seen = []
+    v = Var()
+    eng.push(lambda: seen.append(torch.get_num_threads()), [], [v], ctx, 'probe')
+    eng.wait_for_var(v)
+    return seen[0]
+
+
+def test_intra_op_threads_split_between_cpu_devices(monkeypatch):
+    monkeypatch.setattr(engine_impl, 'cpu_budget', lambda: 9)
+    monkeypatch.delenv('NEOMX_CPU_THREADS', raising=False)
+    monkeypatch.delenv('OMP_NUM_THREADS', raising=False)
+    before = torch.get_num_threads()
+    try:
+        eng = ThreadedEngine()
+        # One core is left to the Python front end; the rest go to the one CPU device ...
+        assert _probe_threads(eng, mx.cpu(0)) == 8
+        assert torch.get_num_threads() == 8
+        # ... and are shared once a second CPU device is in use.
+        assert _probe_threads(eng, mx.cpu(1)) == 4
+        assert _probe_threads(eng, mx.cpu(0)) == 4
+        assert torch.get_num_threads() == 4
+        naive = NaiveEngine()
+        assert _probe_threads(naive, mx.cpu(0)) == 8
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_intra_op_threads_follow_omp_num_threads(monkeypatch):
+    monkeypatch.setattr(engine_impl, 'cpu_budget', lambda: 9)
+    monkeypatch.delenv('NEOMX_CPU_THREADS', raising=False)
+    monkeypatch.setenv('OMP_NUM_THREADS', '2')
+    before = torch.get_num_threads()
+    try:
+        eng = ThreadedEngine()
+        assert _probe_threads(eng, mx.cpu(0)) == 2
+        assert _probe_threads(eng, mx.cpu(1)) == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_neomx_cpu_threads_override_in_fresh_process():
+    out = _run_child('''
+        import json, torch
+        import neomx as mx
+        from neomx.engine import Var
+        def probe(ctx):
+            seen, v = [], Var()
+            mx.engine.push(lambda: seen.append(torch.get_num_threads()), [], [v], ctx, 'probe')
+            mx.engine.wait_for_var(v)
+            return seen[0]
+        first = probe(mx.cpu(0))
+        second = probe(mx.cpu(1))
+        y = mx.nd.dot(mx.nd.ones((64, 64)), mx.nd.ones((64, 64))).sum().asscalar()
+        print(json.dumps([first, second, torch.get_num_threads(), float(y)]))
+    ''', env={'NEOMX_CPU_THREADS': '3', 'OMP_NUM_THREADS': '1'})
+    assert out == [3, 3, 3, 64.0 ** 3]
