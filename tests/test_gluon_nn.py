@@ -179,6 +179,8 @@ _LAYERS = textwrap.dedent('''
 
     def run(name, layer, shape, train=True, ints=False, grads=True):
         layer.initialize()
+        if globals().get('HYBRIDIZE'):
+            layer.hybridize()
         x = (rs.randint(0, 10, size=shape) if ints else rs.randn(*shape)).astype('float32')
         x = mx.nd.array(x)
         layer(x)        # finishes deferred initialisation
@@ -236,10 +238,18 @@ _LAYERS = textwrap.dedent('''
 ''')
 
 
-def _neomx_layers():
-    scope = {'mx': mx, 'nn': nn}
+def _neomx_layers(hybridize=False):
+    scope = {'mx': mx, 'nn': nn, 'HYBRIDIZE': hybridize}
     exec(_LAYERS, scope)
     return scope['out'], scope['reprs']
+
+
+def test_hybridized_layers_match_imperative():
+    eager, _ = _neomx_layers()
+    compiled, _ = _neomx_layers(hybridize=True)
+    assert sorted(eager) == sorted(compiled)
+    for key, value in eager.items():
+        np.testing.assert_allclose(compiled[key], value, rtol=1e-5, atol=1e-6, err_msg=key)
 
 
 def test_layers_match_mxnet(tmp_path, mxnet_ref):

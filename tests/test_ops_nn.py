@@ -410,6 +410,7 @@ def test_fill_rules():
     assert emb.fill(emb.parse_attrs({'input_dim': 7, 'output_dim': 2}), [(3,), None])[1] == (7, 2)
     lr = registry.get('LeakyReLU')
     assert lr.fill(lr.parse_attrs({'act_type': 'prelu'}), [(2, 5, 3), None])[1] == (5,)
+    assert lr.fill(lr.parse_attrs({'act_type': 'prelu'}), [(2, 5, 3), (1,)])[1] == (1,)
 
 
 # -- differential: the same calls under real MXNet 1.9.1 --------------------------------------

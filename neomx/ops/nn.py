@@ -354,9 +354,11 @@ _SELU_LAMBDA = 1.0507009873554804934193349852946
 
 
 def _leaky_fill(attrs, shapes):
+    """prelu's gamma: one slope per channel unless given (a single shared slope is (1,))."""
     out = list(shapes)
     data = shapes[0]
-    if attrs['act_type'] == 'prelu' and len(out) > 1 and data:
+    if attrs['act_type'] == 'prelu' and len(out) > 1 and data and \
+            not (out[1] and all(d > 0 for d in out[1])):
         out[1] = (data[1] if len(data) > 1 else data[0],)
     return out
 
