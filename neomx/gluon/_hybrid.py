@@ -136,13 +136,14 @@ def _params_by_name(block):
 class _Entry:
     """One compiled signature: the program and the parameter arrays it reads on its device
     (looked up again when parameter.py's epoch says some parameter's arrays were replaced)."""
-    __slots__ = ('program', 'params', 'arrays', 'n_data', 'leaves', 'out_fmt', 'epoch', 'ctx',
-                 'data_specs')
+    __slots__ = ('program', 'params', 'arrays', 'pvars', 'n_data', 'leaves', 'out_fmt', 'epoch',
+                 'ctx', 'data_specs')
 
     def __init__(self, program, params, arrays, data, out_fmt, ctx):
         self.program = program
         self.params = params
         self.arrays = arrays
+        self.pvars = [a._var for a in arrays]
         self.n_data = len(data)
         self.data_specs = [(a.shape, a._dtype) for a in data]
         self.leaves = _merge_leaves([a._var for a in arrays])
@@ -192,9 +193,8 @@ class HybridCache:
             warnings.warn("The %s input to HybridBlock is not used by any computation. Is this "
                           "intended?" % ', '.join('%d-th' % i for i in unused_data), stacklevel=5)
 
-    def compile(self, key, flat):
+    def compile(self, key, data):
         names, graph, out_fmt, _, _ = self._graph(self._args)
-        data = [a for a in flat if a is not None]
         if len(data) != len(names):
             raise MXNetError("%s: called with %d inputs, traced with %d"
                              % (type(self.block).__name__, len(data), len(names)))
@@ -228,33 +228,34 @@ class HybridCache:
 
     def __call__(self, args):
         x = args[0]
-        if len(args) == 1 and isinstance(x, NDArray):
-            key = (x._shape, x._dtype, x._ctx, mode.training)
-            flat = args
+        if len(args) == 1 and type(x) is NDArray:
+            c = x._ctx
+            key = (x._shape, x._dtype, c.device_typeid, c.device_id, mode.training)
+            data = args
         else:
             flat, fmt = flatten(list(args), 'input')
             key = (mode.training, repr(fmt)) + tuple(
-                None if a is None else (a._shape, a._dtype, a._ctx) for a in flat)
+                None if a is None else (a._shape, a._dtype, a._ctx.device_typeid,
+                                        a._ctx.device_id) for a in flat)
+            data = [a for a in flat if a is not None]
         entry = self.entries.get(key)
         if entry is None:
             self._args = args
-            entry = self.compile(key, flat)
+            entry = self.compile(key, data)
             self._args = None
         elif entry.epoch != _EPOCH[0]:
             entry.arrays = [p.data(entry.ctx) for p in entry.params]
-            entry.leaves = _merge_leaves([a._var for a in entry.arrays])
+            entry.pvars = [a._var for a in entry.arrays]
+            entry.leaves = _merge_leaves(entry.pvars)
             entry.epoch = _EPOCH[0]
-        inputs = [a for a in flat if a is not None] + entry.arrays
-        leaves = None
-        if mode.recording:
-            leaves = self._leaves(entry, inputs)
-        outs = entry.program.run(inputs, inputs[0]._ctx, user_line(), leaves)
+        leaves = self._leaves(entry, data) if mode.recording else None
+        outs = entry.program.call(data, entry.pvars, data[0]._ctx, user_line(), leaves)
         if entry.out_fmt == 0:
             return outs[0]
         return regroup(outs, entry.out_fmt)
 
     def _leaves(self, entry, inputs):
-        data = _merge_leaves([a._var for a in inputs[:entry.n_data]])
+        data = _merge_leaves([a._var for a in inputs])
         if data is None:
             return entry.leaves or False
         if entry.leaves is None:

@@ -56,32 +56,41 @@ class Program:
         """Pushes the program on NDArrays ``inputs`` (in the program's input order); returns
         the output NDArrays at once. ``leaves``: the autograd variables the outputs depend on
         when the caller knows them (False for none), else found from the inputs."""
+        return self.call(inputs, (), ctx, where, leaves)
+
+    def call(self, data, pvars, ctx, where=None, leaves=None):
+        """``run`` with the inputs split in two: NDArrays ``data`` (possibly views) and the
+        Vars ``pvars`` of whole arrays (parameters), which a caller can keep from call to
+        call. Kept lean: this is the per-call cost of a hybridized block."""
         outs = [_make(Storage(), s, d, ctx) for s, d in self.out_specs]
         out_vars = [o._var for o in outs]
-        in_vars = [x._var for x in inputs]
+        reads = [x._var for x in data]
+        if pvars:
+            reads += pvars
         writes = out_vars
         if self.aux:
-            writes = out_vars + [in_vars[i] for i in self.aux]
-        reads = in_vars
+            writes = out_vars + [reads[i] for i in self.aux]
         gen = None
         if self.rng:
             rv = rng_var(ctx)
-            reads = in_vars + [rv]
+            reads = reads + [rv]
             writes = writes + [rv]
             gen = rv.generator
         rec = False
         if mode.recording:
             if leaves is None:
-                leaves = _merge_leaves(in_vars)
+                leaves = _merge_leaves(reads)
             if leaves:
                 rec = True
                 for v in out_vars:
                     v.leaves = leaves
-        fn = self.replay if (self.replay is not None and not rec) else self.code.fn
+        fn = self.code.fn if (rec or self.replay is None) else self.replay
         dev = ctx.torch_device
 
         def run():
-            ts = [x._var.tensor if x._view is None else x._tensor() for x in inputs]
+            ts = [x._tensor() for x in data]
+            if pvars:
+                ts += [v.tensor for v in pvars]
             if rec:
                 torch.set_grad_enabled(True)
                 try:
