@@ -395,3 +395,34 @@ print(sorted(mx.nd.load('{d}/p.params')), float(net.weight.data().asnumpy().sum(
     names, total = out.strip().rsplit(' ', 1)
     assert names == "['fc_bias', 'fc_weight']"
     assert abs(float(total) - float(net.weight.data().asnumpy().sum())) < 1e-5
+
+
+_NAMING = '''
+with NameManager():
+    net = nn.HybridSequential()
+    with net.name_scope():
+        net.add(nn.Conv2D(4, 3, activation='relu'), nn.BatchNorm(), nn.Activation('relu'),
+                nn.MaxPool2D(), nn.GlobalAvgPool2D(), nn.Dense(3), nn.Dropout(0.1),
+                nn.Embedding(3, 2), nn.LayerNorm(), nn.PReLU(), nn.Conv2DTranspose(2, 2),
+                nn.HybridLambda('relu'))
+    a, b, c, d = nn.Dense(2), nn.Activation('relu'), nn.HybridSequential(), nn.Sequential()
+
+    class MyBlock(gluon.HybridBlock):
+        def __init__(self, **kw):
+            super(MyBlock, self).__init__(**kw)
+            self.fc = nn.Dense(2)
+
+        def hybrid_forward(self, F, x):
+            return self.fc(x)
+    m = MyBlock()
+    names = (list(net.collect_params().keys()),
+             [blk.prefix for blk in [a, b, c, d, m, m.fc]] + list(m.collect_params().keys()))
+'''
+
+
+def test_names_match_mxnet(mxnet_ref):
+    out = mxnet_ref('import mxnet as mx\nfrom mxnet import gluon\nfrom mxnet.gluon import nn\n'
+                    'from mxnet.name import NameManager\n' + _NAMING + 'print(repr(names))\n')
+    scope = {'mx': mx, 'gluon': gluon, 'nn': nn, 'NameManager': mx.sym.NameManager}
+    exec(_NAMING, scope)
+    assert repr(scope['names']) == out.strip().splitlines()[-1]
