@@ -65,9 +65,21 @@ def test_run_script_written_for_mxnet(tmp_path):
     assert 'child neomx' in r.stdout
 
 
+@pytest.fixture
+def in_process(monkeypatch):
+    """Runs `neomx run` in this process, undoing what it changes (argv, path, alias)."""
+    monkeypatch.setattr(sys, 'argv', list(sys.argv))
+    monkeypatch.setattr(sys, 'path', list(sys.path))
+    monkeypatch.setenv('PYTHONPATH', os.environ.get('PYTHONPATH', ''))
+    was = _mxnet_alias.installed()
+    yield cli.main
+    if not was:
+        _mxnet_alias.uninstall()
+
+
 @pytest.mark.skipif(importlib.util.find_spec('neomx.gluon.nn') is None,
                     reason='neomx.gluon.nn is not there yet')
-def test_run_gluon_seed(tmp_path):
+def test_run_gluon_seed(tmp_path, in_process, capsys):
     script = write(tmp_path / 'hybrid.py', """
         from mxnet import nd, sym, init
         from mxnet.gluon import nn
@@ -86,12 +98,12 @@ def test_run_gluon_seed(tmp_path):
         net = get_net()
         print('out', net(x).shape)
     """)
-    r = neomx_cmd('run', script, cwd=str(tmp_path))
-    assert r.returncode == 0, r.stderr
-    assert 'out (1, 2)' in r.stdout
+    assert in_process(['run', script]) == 0
+    assert 'out (1, 2)' in capsys.readouterr().out
 
 
-def test_run_module_and_code(tmp_path):
+def test_run_module_and_code(tmp_path, in_process, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     pkg = tmp_path / 'mypkg'
     pkg.mkdir()
     (pkg / '__init__.py').write_text('')
@@ -100,34 +112,26 @@ def test_run_module_and_code(tmp_path):
         from mxnet import nd
         print('module', __name__, sys.argv[1:], nd.ones((3,)).sum().asscalar())
     """)
-    r = neomx_cmd('run', '-m', 'mypkg.job', 'a', '-b', cwd=str(tmp_path))
-    assert r.returncode == 0, r.stderr
-    assert "module __main__ ['a', '-b'] 3.0" in r.stdout
-    r = neomx_cmd('run', '-c', 'import sys, mxnet; print(mxnet.__name__, sys.argv)', 'z',
-                  cwd=str(tmp_path))
-    assert r.returncode == 0, r.stderr
-    assert "neomx ['-c', 'z']" in r.stdout
+    assert in_process(['run', '-m', 'mypkg.job', 'a', '-b']) == 0
+    assert "module __main__ ['a', '-b'] 3.0" in capsys.readouterr().out
+    assert in_process(['run', '-c', 'import sys, mxnet; print(mxnet.__name__, sys.argv)',
+                       'z']) == 0
+    assert "neomx ['-c', 'z']" in capsys.readouterr().out
 
 
-def test_run_errors(tmp_path):
-    # An exception in the script: Python's traceback from the script's frames on, status 1.
-    bad = write(tmp_path / 'bad.py', """
-        import mxnet as mx
-
-        def f():
-            raise ValueError('boom in script')
-        f()
-    """)
-    r = neomx_cmd('run', bad, cwd=str(tmp_path))
-    assert r.returncode == 1
-    assert 'ValueError: boom in script' in r.stderr
-    assert 'bad.py", line 5, in f' in r.stderr
-    assert 'cli.py' not in r.stderr and 'runpy' not in r.stderr
+def test_exit_status_and_missing_file(tmp_path, in_process, capsys):
     # sys.exit's status is the command's status.
     ex = write(tmp_path / 'ex.py', 'import sys\nsys.exit(3)\n')
-    assert neomx_cmd('run', ex, cwd=str(tmp_path)).returncode == 3
-    r = neomx_cmd('run', 'missing.py', cwd=str(tmp_path))
-    assert r.returncode == 2 and "can't open file 'missing.py'" in r.stderr
+    with pytest.raises(SystemExit) as e:
+        in_process(['run', ex])
+    assert e.value.code == 3
+    assert in_process(['run', str(tmp_path / 'missing.py')]) == 2
+    assert "can't open file" in capsys.readouterr().err
+    # An error in the script: status 1, Python's traceback without the command's frames.
+    bad = write(tmp_path / 'bad2.py', 'import mxnet\nmxnet.nd.ones((2,)).reshape((3,))\n')
+    assert in_process(['run', bad]) == 1
+    err = capsys.readouterr().err
+    assert 'bad2.py", line 2' in err and 'MXNetError' in err and 'cli.py' not in err
 
 
 def test_usage_errors(capsys):
