@@ -357,3 +357,36 @@ def test_hybridized_gpu_training_gradients():
         loss = (net(x) ** 2).sum()
     loss.backward()
     np.testing.assert_allclose(g, net[0].weight.grad(ctx).asnumpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_one_graph_per_device_and_cast():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(4, in_units=3), nn.BatchNorm(in_channels=4))
+    net.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    net.hybridize()
+    x0, x1 = nd.ones((2, 3), ctx=mx.cpu(0)), nd.ones((2, 3), ctx=mx.cpu(1))
+    y0, y1 = net(x0), net(x1)
+    assert y0.context == mx.cpu(0) and y1.context == mx.cpu(1)
+    np.testing.assert_allclose(y0.asnumpy(), y1.asnumpy())
+    with autograd.record():
+        l0, l1 = net(x0).sum(), net(x1).sum()
+    l0.backward()
+    l1.backward()
+    np.testing.assert_allclose(net[0].weight.grad(mx.cpu(0)).asnumpy(),
+                               net[0].weight.grad(mx.cpu(1)).asnumpy())
+    net.cast('float64')
+    assert net(nd.ones((2, 3), dtype='float64')).dtype == np.float64
+
+
+@pytest.mark.skipif(not __import__('os').environ.get('NEOMX_TEST_INDUCTOR'),
+                    reason='torch.compile takes minutes on a small CPU; set NEOMX_TEST_INDUCTOR=1')
+def test_inductor_backend_matches_and_differentiates():
+    net = mlp()
+    x = nd.ones((2, 5))
+    ref = net(x).asnumpy()
+    net.hybridize(backend='inductor')
+    np.testing.assert_allclose(net(x).asnumpy(), ref, rtol=1e-5, atol=1e-6)
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    assert np.abs(net[0].weight.grad().asnumpy()).sum() > 0
