@@ -33,9 +33,14 @@ from ..base import MXNetError
 from ..ndarray import NDArray
 from ..symbol import name as _name
 from . import _hybrid
-from .parameter import (DeferredInitializationError, Parameter, ParameterDict, _EPOCH)
+from .parameter import (DeferredInitializationError, Parameter, ParameterDict, ParameterError,
+                        _EPOCH)
 
 __all__ = ['Block', 'HybridBlock']
+
+
+class _ExtraParameterError(MXNetError, ValueError):
+    """A parameter file holds a name the block does not have (a ValueError, as in MXNet)."""
 
 
 def _utils():
@@ -154,9 +159,9 @@ class Block:
             self.register_child(value, name)
         elif isinstance(value, Parameter):
             if name in self._reg_params:
-                raise MXNetError("Overriding Parameter attribute %s is not allowed. If you want "
-                                 "to share parameters between blocks, please set 'params' at "
-                                 "Block construction instead." % name)
+                raise ParameterError("Overriding Parameter attribute %s is not allowed. If you "
+                                     "want to share parameters between blocks, please set "
+                                     "'params' at Block construction instead." % name)
             self._reg_params[name] = value
             _EPOCH[0] += 1
         super().__setattr__(name, value)
@@ -281,13 +286,13 @@ class Block:
                 names_of[v].append(k)
             for name, param in params.items():
                 if not any(n in loaded for n in names_of[param]):
-                    raise MXNetError(
+                    raise ParameterError(
                         "Parameter '%s' is missing in file '%s', which contains parameters: %s. "
                         "Set allow_missing=True to ignore missing parameters."
                         % (name, filename, _utils()._brief_print_list(loaded.keys())))
         for name in loaded:
             if not ignore_extra and name not in params:
-                raise MXNetError(
+                raise _ExtraParameterError(
                     "Parameter '%s' loaded from file '%s' is not present in ParameterDict, which "
                     "contains parameters %s. Set ignore_extra=True to ignore. "
                     % (name, filename, _utils()._brief_print_list(params.keys())))
