@@ -814,7 +814,7 @@ class NDArray:
 
 def _from_numpy_ctx(array, device_type, device_id):
     from .creation import array as _array
-    return _array(array, ctx=Context(device_type, device_id))
+    return _array(array, ctx=Context(device_type, device_id), dtype=array.dtype)
 
 
 # Operators are looked up lazily: ops/ defines them after this module is imported.

@@ -22,9 +22,11 @@ def _norm_axis(axis, ndim):
 def _fit(idx, n, mode):
     """Integer indices into an axis of length ``n`` according to ``mode``."""
     idx = idx.long()
+    if idx.device.type == 'meta':
+        return idx      # shape inference: clamp on 'meta' would import torch's compiler stack
     if mode == 'wrap':
         return torch.remainder(idx, n)
-    if mode == 'raise' and idx.device.type != 'meta':
+    if mode == 'raise':
         bad = (idx < -n) | (idx >= n)
         if bool(bad.any()):
             raise IndexError("index %d is out of range for an axis of length %d"
@@ -92,7 +94,13 @@ def _one_hot(indices, depth, on_value, off_value, dtype):
                        torch.tensor(off_value, dtype=dt, device=indices.device))
 
 
-register('one_hot', inputs=('indices',), fluent=True,
+def _one_hot_rule(attrs, shapes, dtypes):
+    if attrs['depth'] < 0:
+        raise ShapeError("depth must be >= 0, got %d" % attrs['depth'])
+    return (tuple(shapes[0]) + (attrs['depth'],),), (attrs['dtype'],)
+
+
+register('one_hot', inputs=('indices',), fluent=True, infer=_one_hot_rule,
          attrs={'depth': Int(), 'on_value': Float(1.0), 'off_value': Float(0.0),
                 'dtype': DType('float32')})(_one_hot)
 

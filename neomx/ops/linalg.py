@@ -102,7 +102,19 @@ def _khatri_rao(*args, num_args=0):
     return out.clone() if len(args) == 1 else out
 
 
+def _khatri_rao_rule(attrs, shapes, dtypes):
+    n = shapes[0][-1] if len(shapes[0]) == 2 else -1
+    rows = 1
+    for s in shapes:
+        if len(s) != 2 or s[1] != n:
+            raise ShapeError("khatri_rao needs matrices with one number of columns, got %s"
+                             % list(shapes))
+        rows *= s[0]
+    return ((rows, n),), (dtypes[0],)
+
+
 register('khatri_rao', inputs=('*args',), key_var_num_args='num_args', heavy=True,
+         infer=_khatri_rao_rule,
          attrs={'num_args': Int(0)})(_khatri_rao)
 
 
@@ -140,7 +152,19 @@ def _gemm(A, B, C, transpose_a, transpose_b, alpha, beta, axis):
         + beta * C
 
 
-_linalg('gemm', inputs=('A', 'B', 'C'), heavy=True,
+def _gemm_rule(attrs, shapes, dtypes):
+    _axis(attrs['axis'], 'gemm')
+    a, b, c = shapes
+    if len(a) < 2 or len(b) < 2:
+        raise ShapeError("gemm needs matrices, got %s and %s" % (a, b))
+    m, ka = (a[-1], a[-2]) if attrs['transpose_a'] else (a[-2], a[-1])
+    kb, n = (b[-1], b[-2]) if attrs['transpose_b'] else (b[-2], b[-1])
+    if ka != kb or tuple(c) != tuple(a[:-2]) + (m, n):
+        raise ShapeError("gemm of A %s, B %s and C %s does not fit" % (a, b, c))
+    return (tuple(c),), (dtypes[0],)
+
+
+_linalg('gemm', inputs=('A', 'B', 'C'), heavy=True, infer=_gemm_rule,
         attrs={'transpose_a': Bool(False), 'transpose_b': Bool(False), 'alpha': Float(1.0),
                'beta': Float(1.0), 'axis': Int(-2)})(_gemm)
 
@@ -190,10 +214,21 @@ def _trsm(A, B, transpose, rightside, lower, alpha):
     return torch.linalg.solve_triangular(a, alpha * B, upper=upper, left=not rightside)
 
 
+def _tri_rule(attrs, shapes, dtypes):
+    a, b = shapes
+    if len(a) < 2 or a[-1] != a[-2] or len(b) != len(a):
+        raise ShapeError("needs a square triangular A and B of as many dims, got %s and %s"
+                         % (a, b))
+    if b[-1 if attrs['rightside'] else -2] != a[-1]:
+        raise ShapeError("A %s does not fit B %s%s" % (a, b, ' (rightside)' if attrs['rightside']
+                                                       else ''))
+    return (tuple(b),), (dtypes[1],)
+
+
 _TRI = {'transpose': Bool(False), 'rightside': Bool(False), 'lower': Bool(True),
         'alpha': Float(1.0)}
-_linalg('trmm', inputs=('A', 'B'), attrs=_TRI, heavy=True)(_trmm)
-_linalg('trsm', inputs=('A', 'B'), attrs=_TRI, heavy=True)(_trsm)
+_linalg('trmm', inputs=('A', 'B'), attrs=_TRI, heavy=True, infer=_tri_rule)(_trmm)
+_linalg('trsm', inputs=('A', 'B'), attrs=_TRI, heavy=True, infer=_tri_rule)(_trsm)
 
 
 def _syrk(A, transpose, alpha):
@@ -212,7 +247,16 @@ def _sumlogdiag(A):
     return _batch_scalar(torch.log(d).sum(-1))
 
 
-_linalg('sumlogdiag')(_sumlogdiag)
+def _square_rule(name):
+    def rule(attrs, shapes, dtypes):
+        s = shapes[0]
+        if len(s) < 2 or s[-1] != s[-2]:
+            raise ShapeError("%s needs square matrices, got shape %s" % (name, s))
+        return (tuple(s[:-2]) or (1,),), (dtypes[0],)
+    return rule
+
+
+_linalg('sumlogdiag', infer=_square_rule('sumlogdiag'))(_sumlogdiag)
 
 
 def _inverse(A):
@@ -259,7 +303,14 @@ def _syevd(A):
     return u * torch.where(big < 0, -1.0, 1.0).to(u.dtype), lam
 
 
-_linalg('syevd', heavy=True, num_outputs=2, output_names=('U', 'L'))(_syevd)
+def _syevd_rule(attrs, shapes, dtypes):
+    s = shapes[0]
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ShapeError("syevd needs square matrices, got shape %s" % (s,))
+    return (tuple(s), tuple(s[:-1])), (dtypes[0], dtypes[0])
+
+
+_linalg('syevd', heavy=True, num_outputs=2, output_names=('U', 'L'), infer=_syevd_rule)(_syevd)
 
 
 def _extractdiag(A, offset):
@@ -273,7 +324,9 @@ def _makediag(A, offset):
 
 
 _linalg('extractdiag', view=True, attrs={'offset': Int(0)})(_extractdiag)
-_linalg('makediag', attrs={'offset': Int(0)})(_makediag)
+_linalg('makediag', attrs={'offset': Int(0)},
+        infer=lambda a, s, d: ((tuple(s[0][:-1]) + (s[0][-1] + abs(a['offset']),) * 2,), (d[0],)))(
+    _makediag)
 
 
 def _trian_index(n, offset, lower, device):
@@ -308,5 +361,24 @@ def _put_trian(out, r, c, values):
     return flat.reshape(out.shape)
 
 
-_linalg('extracttrian', attrs={'offset': Int(0), 'lower': Bool(True)})(_extracttrian)
-_linalg('maketrian', attrs={'offset': Int(0), 'lower': Bool(True)})(_maketrian)
+def _extracttrian_rule(attrs, shapes, dtypes):
+    s = shapes[0]
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ShapeError("extracttrian needs square matrices, got shape %s" % (s,))
+    n = s[-1] - abs(attrs['offset'])
+    return (tuple(s[:-2]) + (max(n, 0) * (max(n, 0) + 1) // 2,),), (dtypes[0],)
+
+
+def _maketrian_rule(attrs, shapes, dtypes):
+    m = shapes[0][-1]
+    n = int(((8 * m + 1) ** 0.5 - 1) / 2 + 0.5)
+    if n * (n + 1) // 2 != m:
+        raise ShapeError("maketrian: %d is not a triangular number" % m)
+    size = n + abs(attrs['offset'])
+    return (tuple(shapes[0][:-1]) + (size, size),), (dtypes[0],)
+
+
+_linalg('extracttrian', attrs={'offset': Int(0), 'lower': Bool(True)},
+        infer=_extracttrian_rule)(_extracttrian)
+_linalg('maketrian', attrs={'offset': Int(0), 'lower': Bool(True)}, infer=_maketrian_rule)(
+    _maketrian)

@@ -29,6 +29,24 @@ def reduce_axes(ndim, axis, exclude):
     return tuple(sorted(norm))
 
 
+def reduced_shape(shape, axes, keepdims):
+    """The shape left by reducing ``axes`` of ``shape``: (1,) when nothing is left."""
+    if keepdims:
+        return tuple(1 if k in axes else d for k, d in enumerate(shape))
+    return tuple(d for k, d in enumerate(shape) if k not in axes) or (1,)
+
+
+def _reduce_rule(attrs, shapes, dtypes):
+    # An explicit rule: inferring on 'meta' tensors would import torch's compiler stack
+    # (seconds) the first time a reduction is used.
+    shape = shapes[0]
+    axes = reduce_axes(len(shape), attrs['axis'], attrs.get('exclude', False))
+    if not axes:
+        return (shape,), (dtypes[0],)
+    dtype = attrs.get('out_dtype') or dtypes[0]
+    return (reduced_shape(shape, axes, attrs['keepdims']),), (dtype,)
+
+
 def _finish(out, dtype):
     if out.dim() == 0:
         out = out.reshape(1)
@@ -94,12 +112,13 @@ _REDUCE_ATTRS = {'axis': Axis(None), 'keepdims': Bool(False), 'exclude': Bool(Fa
 for _name, _f, _aliases in (('sum', _sum, ('sum_axis',)), ('mean', _mean, ()),
                             ('prod', _prod, ()), ('nansum', _nansum, ()),
                             ('nanprod', _nanprod, ())):
-    register(_name, fluent=True, attrs=_REDUCE_ATTRS, aliases=_aliases)(_reducer(_f, _name))
+    register(_name, fluent=True, attrs=_REDUCE_ATTRS, aliases=_aliases, infer=_reduce_rule)(
+        _reducer(_f, _name))
 
-register('max', fluent=True, attrs=_REDUCE_ATTRS, aliases=('max_axis',), grad=_extreme_grad)(
-    _reducer(lambda x, axes, k: torch.amax(x, dim=axes, keepdim=k), 'max'))
-register('min', fluent=True, attrs=_REDUCE_ATTRS, aliases=('min_axis',), grad=_extreme_grad)(
-    _reducer(lambda x, axes, k: torch.amin(x, dim=axes, keepdim=k), 'min'))
+register('max', fluent=True, attrs=_REDUCE_ATTRS, aliases=('max_axis',), grad=_extreme_grad,
+         infer=_reduce_rule)(_reducer(lambda x, axes, k: torch.amax(x, dim=axes, keepdim=k), 'max'))
+register('min', fluent=True, attrs=_REDUCE_ATTRS, aliases=('min_axis',), grad=_extreme_grad,
+         infer=_reduce_rule)(_reducer(lambda x, axes, k: torch.amin(x, dim=axes, keepdim=k), 'min'))
 
 
 def _arg(f, name):
@@ -121,9 +140,18 @@ def _arg(f, name):
     return kernel
 
 
+def _arg_rule(attrs, shapes, dtypes):
+    shape, axis = shapes[0], attrs['axis']
+    if axis is None:
+        return (((1,) * len(shape) if attrs['keepdims'] else (1,)),), (dtypes[0],)
+    axes = reduce_axes(len(shape), axis, False)
+    return (reduced_shape(shape, axes, attrs['keepdims']),), (dtypes[0],)
+
+
+_ARG_ATTRS = {'axis': IntOrNone(None), 'keepdims': Bool(False)}
 _argmax = _arg(lambda x, a, k: torch.argmax(x, dim=a, keepdim=k), 'argmax')
-register('argmax', fluent=True, attrs={'axis': IntOrNone(None), 'keepdims': Bool(False)})(_argmax)
-register('argmin', fluent=True, attrs={'axis': IntOrNone(None), 'keepdims': Bool(False)})(
+register('argmax', fluent=True, attrs=_ARG_ATTRS, infer=_arg_rule)(_argmax)
+register('argmin', fluent=True, attrs=_ARG_ATTRS, infer=_arg_rule)(
     _arg(lambda x, a, k: torch.argmin(x, dim=a, keepdim=k), 'argmin'))
 
 
@@ -133,6 +161,12 @@ def _argmax_channel(data):
 
 
 register('argmax_channel')(_argmax_channel)
+
+
+def _norm_rule(attrs, shapes, dtypes):
+    if attrs['ord'] not in (1, 2):
+        raise ShapeError("norm supports ord=1 and ord=2 only, got ord=%d" % attrs['ord'])
+    return _reduce_rule(attrs, shapes, dtypes)
 
 
 def _norm(data, ord, axis, out_dtype, keepdims):
@@ -145,7 +179,7 @@ def _norm(data, ord, axis, out_dtype, keepdims):
     return _finish(out, dtype_torch(out_dtype) if out_dtype else data.dtype)
 
 
-register('norm', fluent=True,
+register('norm', fluent=True, infer=_norm_rule,
          attrs={'ord': Int(2), 'axis': Axis(None),
                 'out_dtype': Enum('float16', 'float32', 'float64', 'int32', 'int64', 'int8',
                                   default=None),
@@ -161,7 +195,15 @@ def _moments(data, axes, keepdims):
     return _finish(mean, data.dtype), _finish(var, data.dtype)
 
 
-register('moments', num_outputs=2, output_names=('mean', 'var'),
+def _moments_rule(attrs, shapes, dtypes):
+    if not attrs['axes']:
+        raise ShapeError("moments needs axes (give every axis for global moments)")
+    shape = reduced_shape(shapes[0], reduce_axes(len(shapes[0]), attrs['axes'], False),
+                          attrs['keepdims'])
+    return (shape, shape), (dtypes[0], dtypes[0])
+
+
+register('moments', num_outputs=2, output_names=('mean', 'var'), infer=_moments_rule,
          attrs={'axes': Shape(None), 'keepdims': Bool(False)})(_moments)
 
 
@@ -174,6 +216,13 @@ def _softmin(data, axis, temperature, dtype, use_length):
     return out if dtype is None else out.to(dtype_torch(dtype))
 
 
-register('softmin', fluent=True,
+def _softmin_rule(attrs, shapes, dtypes):
+    if attrs['use_length']:
+        raise ShapeError("softmin: use_length=True is not supported")
+    reduce_axes(len(shapes[0]), attrs['axis'], False)     # checks the axis
+    return (shapes[0],), (attrs['dtype'] or dtypes[0],)
+
+
+register('softmin', fluent=True, infer=_softmin_rule,
          attrs={'axis': Int(-1), 'temperature': FloatOrNone(None), 'dtype': DType(None),
                 'use_length': Bool(False)})(_softmin)

@@ -521,5 +521,20 @@ def _diag(data, k, axis1, axis2):
     return torch.diagonal(data, offset=k, dim1=a1, dim2=a2)
 
 
-register('diag', view=True, fluent=True,
+def _diag_rule(attrs, shapes, dtypes):
+    shape, k = shapes[0], attrs['k']
+    if len(shape) == 1:
+        n = shape[0] + abs(k)
+        return ((n, n),), (dtypes[0],)
+    if not shape:
+        raise ShapeError("diag needs an array of at least 1 dim")
+    a1, a2 = _norm_axis(attrs['axis1'], len(shape)), _norm_axis(attrs['axis2'], len(shape))
+    if a1 == a2:
+        raise ShapeError("axis1 and axis2 are both %d" % a1)
+    n = max(0, min(shape[a1], shape[a2] - k) if k >= 0 else min(shape[a1] + k, shape[a2]))
+    rest = tuple(d for i, d in enumerate(shape) if i not in (a1, a2))
+    return (rest + (n,),), (dtypes[0],)
+
+
+register('diag', view=True, fluent=True, infer=_diag_rule,
          attrs={'k': Int(0), 'axis1': Int(0), 'axis2': Int(1)})(_diag)

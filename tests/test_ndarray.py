@@ -1,0 +1,308 @@
+"""NDArray behaviours: attributes known without waiting, MXNet 1.9's view/copy rule for basic
+indexing, __setitem__, in-place operators, synchronisation, repr, NumPy and DLPack interop,
+pickling and the Python protocols."""
+import pickle
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import neomx as mx
+from neomx import nd
+
+
+def _blocked(shape=(2, 3)):
+    """An array whose producing operation waits for the returned event (set after 10 s at the
+    latest, so a test that wrongly waits fails instead of hanging)."""
+    x = nd.zeros(shape)
+    ev = threading.Event()
+    timer = threading.Timer(10, ev.set)
+    timer.start()
+    mx.engine.push(lambda: ev.wait(), [], [x._var], x.context, 'block')
+    return x, ev, timer
+
+
+def test_attributes_never_wait():
+    x, ev, timer = _blocked()
+    t0 = time.time()
+    y = (x + 1).reshape((3, 2)).astype('float64')
+    z = nd.dot(y, x.astype('float64'))
+    assert (y.shape, y.dtype, y.context, y.size, y.ndim) == ((3, 2), np.float64, mx.cpu(0), 6, 2)
+    assert z.shape == (3, 3) and z.stype == 'default'
+    assert len(y) == 3
+    assert time.time() - t0 < 5, 'reading attributes waited for the computation'
+    ev.set()
+    timer.cancel()
+    assert y.asnumpy().tolist() == [[1, 1], [1, 1], [1, 1]]
+
+
+def test_wait_to_read_and_write():
+    x, ev, timer = _blocked()
+    y = x + 1
+    done = []
+    t = threading.Thread(target=lambda: (y.wait_to_read(), done.append(1)))
+    t.start()
+    time.sleep(0.2)
+    assert not done, 'wait_to_read returned before the write finished'
+    ev.set()
+    t.join(5)
+    timer.cancel()
+    assert done
+    x.wait_to_write()
+    nd.waitall()
+    assert y.asnumpy().sum() == 6
+
+
+# Keys and whether MXNet 1.9.1 returns a view (True) or a copy (False) for a (3, 4) array.
+VIEW_RULE = [
+    (1, True), (slice(1, 3), True), ((1, slice(2, 4)), True), ((slice(None), 1), False),
+    ((slice(None), slice(1, 3)), False), ((1, 2), True), (slice(None, None, 2), False),
+    ((Ellipsis, 1), False), (None, True), ((1, None), True), ((slice(1, 2), slice(0, 4)), True),
+    ((slice(0, 1), slice(1, 3)), True), ((slice(1, 3),), True), ((1, Ellipsis), True),
+    ((slice(None), slice(None)), True), (Ellipsis, True), (slice(-2, None), True), ((-1,), True),
+    ((slice(None), slice(None, None, -1)), False),
+]
+
+
+@pytest.mark.parametrize('key,view', VIEW_RULE, ids=[str(k) for k, _ in VIEW_RULE])
+def test_basic_indexing_view_or_copy(key, view):
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = nd.array(base)
+    part = x[key]
+    expected = base[key]
+    assert part.shape == (expected.shape or (1,))
+    np.testing.assert_array_equal(part.asnumpy().reshape(expected.shape), expected)
+    part[:] = 100
+    assert (x.asnumpy().max() == 100) == view
+
+
+def test_views_follow_writes_to_their_parent():
+    x = nd.array(np.arange(12).reshape(3, 4))
+    row = x[1]
+    sub = x[1:3]
+    x[:] = 7
+    assert row.asnumpy().tolist() == [7, 7, 7, 7]
+    x += 1
+    assert sub.asnumpy().tolist() == [[8] * 4] * 2
+    r = x.reshape((4, 3))
+    r[0] = -1
+    assert x.asnumpy()[0].tolist() == [-1, -1, -1, 8]
+    y = nd.array(np.arange(24).reshape(2, 3, 4))
+    v = y[1][1:3]
+    v[:] = -5
+    assert y.asnumpy()[1, 1:3].ravel().tolist() == [-5] * 8
+
+
+def test_advanced_indexing_copies():
+    x = nd.array(np.arange(12).reshape(3, 4))
+    base = x.asnumpy()
+    cases = [([0, 2], base[[0, 2]]), (nd.array([0, 2]), base[[0, 2]]),
+             ((nd.array([0, 2]), nd.array([1, 3])), base[[0, 2], [1, 3]]),
+             (([0, 2], slice(1, 3)), base[[0, 2], 1:3]), (np.array([0, 2]), base[[0, 2]]),
+             ((slice(1, 2), [0, 3]), base[1:2, [0, 3]]), ((slice(None), slice(None, None, -1)),
+                                                         base[:, ::-1])]
+    for key, expected in cases:
+        part = x[key]
+        np.testing.assert_array_equal(part.asnumpy(), expected)
+        part[:] = -1
+        np.testing.assert_array_equal(x.asnumpy(), base)
+    assert x[1, 2].shape == (1,) and x[1, 2].asscalar() == 6
+    with pytest.raises(IndexError):
+        x[3]
+    with pytest.raises(IndexError):
+        x[-4]
+
+
+def _set(key, value, dtype='float32'):
+    a = nd.array(np.arange(12).reshape(3, 4), dtype=dtype)
+    a[key] = value
+    return a.asnumpy().tolist()
+
+
+def test_setitem():
+    base = np.arange(12).reshape(3, 4)
+
+    def expect(key, value):
+        b = base.astype(np.float64).copy()
+        b[key] = value
+        return b.tolist()
+    assert _set(1, 5) == expect(1, 5)
+    assert _set(slice(None), 2) == expect(slice(None), 2)
+    assert _set((slice(None), 1), nd.array([7, 8, 9])) == expect((slice(None), 1), [7, 8, 9])
+    assert _set((slice(None), 1), 3.5) == expect((slice(None), 1), 3.5)
+    assert _set(1, np.array([1, 2, 3, 4])) == expect(1, [1, 2, 3, 4])
+    assert _set(1, [1, 2, 3, 4]) == expect(1, [1, 2, 3, 4])
+    assert _set(slice(0, 2), nd.array([[1], [2]])) == expect(slice(0, 2), [[1], [2]])
+    assert _set((1, 2), 42) == expect((1, 2), 42)
+    assert _set(nd.array([0, 2]), 0) == expect([0, 2], 0)
+    assert _set([0, 2], nd.array([1, 2, 3, 4])) == expect([0, 2], [1, 2, 3, 4])
+    assert _set((nd.array([0, 2]), nd.array([1, 3])), nd.array([-1, -2])) == \
+        expect(([0, 2], [1, 3]), [-1, -2])
+    assert _set((slice(None), [0, 3]), 0) == expect((slice(None), [0, 3]), 0)
+    assert _set(slice(None, None, 2), 0) == expect(slice(None, None, 2), 0)
+    assert _set((slice(None), slice(None, None, -1)), nd.array([1, 2, 3, 4])) == \
+        expect((slice(None), slice(None, None, -1)), [1, 2, 3, 4])
+    assert _set((1, Ellipsis), 1) == expect((1, Ellipsis), 1)
+    assert _set((1,), nd.array([[1, 2, 3, 4]])) == expect(1, [1, 2, 3, 4])
+    assert _set(slice(None), nd.ones((3, 4), dtype='int32')) == np.ones((3, 4)).tolist()
+    # Values take the array's dtype.
+    assert _set(1, 2.7, 'int32')[1] == [2, 2, 2, 2]
+    assert _set(1, nd.array([1.5, 2.5, 3.5, 4.5]), 'int32')[1] == [1, 2, 3, 4]
+
+
+def test_setitem_errors_at_push_time():
+    x = nd.zeros((3, 4))
+    with pytest.raises(IndexError, match='index 5'):
+        x[5] = 1
+    with pytest.raises(mx.MXNetError, match=r'shape \(4, 3\)'):
+        x[:] = nd.ones((4, 3))
+    with pytest.raises(mx.MXNetError, match=r'shape \(3,\)'):
+        x[1] = nd.array([1, 2, 3])
+
+
+def test_setitem_from_another_device():
+    x = nd.zeros((2, 2))
+    x[0] = nd.ones((2,), ctx=mx.cpu(1))
+    assert x.asnumpy().tolist() == [[1, 1], [0, 0]]
+
+
+def test_in_place_operators_keep_the_array():
+    x = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    var = x._var
+    row = x[0]
+    ident = id(x)
+    x += 1
+    x -= nd.array([[0.5, 0.5]])
+    x *= 2
+    x /= nd.array([[1.0], [2.0]])
+    assert id(x) == ident and x._var is var
+    np.testing.assert_allclose(x.asnumpy(), [[3, 5], [3.5, 4.5]])
+    assert row.asnumpy().tolist() == [3, 5]
+    x %= 2
+    np.testing.assert_allclose(x.asnumpy(), [[1, 1], [1.5, 0.5]])
+    i = nd.array([5, 6], dtype='int32')
+    i += 1.9
+    assert i.dtype == np.int32 and i.asnumpy().tolist() == [6, 7]
+    with pytest.raises(TypeError):
+        x += 'a'
+
+
+def test_out_argument_writes_in_place():
+    x = nd.array([1.0, 4.0])
+    out = nd.zeros((2,))
+    r = nd.sqrt(x, out=out)
+    assert r is out and out.asnumpy().tolist() == [1, 2]
+    with pytest.raises(mx.MXNetError, match='out='):
+        nd.sqrt(x, out=nd.zeros((3,)))
+
+
+def test_asnumpy_asscalar_and_conversions():
+    x = nd.array([[1, 2], [3, 4]])
+    a = x.asnumpy()
+    a[0, 0] = 100
+    assert x.asnumpy()[0, 0] == 1                  # a copy
+    assert a.dtype == np.float32
+    s = nd.array([3]).asscalar()
+    assert isinstance(s, np.float32) and s == 3
+    assert isinstance(nd.array([3], dtype='int32').asscalar(), np.int32)
+    with pytest.raises(ValueError):
+        x.asscalar()
+    assert float(nd.array([2.5])) == 2.5 and int(nd.array([2.5])) == 2
+    assert bool(nd.array([2])) and not bool(nd.array([0]))
+    with pytest.raises(ValueError):
+        bool(x)
+    assert len(x) == 2
+    rows = list(x)
+    assert len(rows) == 2 and all(isinstance(r, nd.NDArray) for r in rows)
+    assert rows[1].asnumpy().tolist() == [3, 4]
+    assert [10, 20, 30][nd.array([1], dtype='int32')] == 20      # __index__
+    assert x.tolist() == [[1, 2], [3, 4]]
+    assert (x == None) is False and (x != None) is True     # noqa: E711
+
+
+def test_repr_matches_mxnet():
+    assert repr(nd.array([[1, 2, 3], [4, 5, 6]])) == \
+        '\n[[1. 2. 3.]\n [4. 5. 6.]]\n<NDArray 2x3 @cpu(0)>'
+    assert repr(nd.array([1.5, 2], dtype='int32')) == '\n[1 2]\n<NDArray 2 @cpu(0)>'
+    assert repr(nd.array([0.25], ctx=mx.cpu(1))) == '\n[0.25]\n<NDArray 1 @cpu(1)>'
+    assert str(nd.array([1e-8, 1])) == '\n[1.e-08 1.e+00]\n<NDArray 2 @cpu(0)>'
+
+
+def test_numpy_interop():
+    x = nd.array([[1, 2], [3, 4]], dtype='int32')
+    a = np.asarray(x)
+    assert a.dtype == np.int32 and a.tolist() == [[1, 2], [3, 4]]
+    assert np.asarray(x, dtype=np.float64).dtype == np.float64
+    np.testing.assert_array_equal(np.array(x) * 2, (x * 2).asnumpy())
+    f = nd.array([1.0, 2.0, 3.0])
+    assert (f + np.array([1, 2, 3])).asnumpy().tolist() == [2, 4, 6]
+    src = np.array([1.0, 2.0])
+    shared = nd.from_numpy(src)
+    src[0] = 9
+    assert shared.asnumpy()[0] == 9                 # zero copy
+    assert nd.from_numpy(src, zero_copy=False).asnumpy()[0] == 9
+
+
+def test_dlpack_with_torch():
+    t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    x = nd.from_dlpack(t)
+    assert x.shape == (2, 3) and x.dtype == np.float32
+    t[0, 0] = 42                                      # shares memory
+    assert x.asnumpy()[0, 0] == 42
+    y = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    ty = torch.from_dlpack(y)
+    assert ty.tolist() == [[1, 2], [3, 4]]
+    ty[1, 1] = -1                                     # shares memory
+    assert y.asnumpy()[1, 1] == -1
+    cap = nd.to_dlpack_for_read(y)
+    assert torch.utils.dlpack.from_dlpack(cap).tolist() == [[1, 2], [3, -1]]
+    w = torch.utils.dlpack.from_dlpack(nd.to_dlpack_for_write(y))
+    w.fill_(5)
+    assert y.asnumpy().tolist() == [[5, 5], [5, 5]]
+    z = nd.from_dlpack(torch.ones(3, dtype=torch.int64))
+    assert z.dtype == np.int64 and (z + 1).asnumpy().tolist() == [2, 2, 2]
+
+
+def test_pickle_keeps_values_dtype_and_context():
+    for x in (nd.array([[1.5, 2], [3, 4]]), nd.array([1, 2], dtype='int64', ctx=mx.cpu(1))):
+        y = pickle.loads(pickle.dumps(x))
+        assert y.shape == x.shape and y.dtype == x.dtype and y.context == x.context
+        np.testing.assert_array_equal(y.asnumpy(), x.asnumpy())
+
+
+def test_copies_between_contexts():
+    x = nd.array([1.0, 2.0])
+    assert x.as_in_context(mx.cpu(0)) is x
+    y = x.as_in_context(mx.cpu(1))
+    assert y.context == mx.cpu(1) and y.asnumpy().tolist() == [1, 2]
+    z = x.copyto(mx.cpu(1))
+    x[:] = 0
+    assert z.asnumpy().tolist() == [1, 2]
+    target = nd.zeros((2,), ctx=mx.cpu(1))
+    assert z.copyto(target) is target and target.asnumpy().tolist() == [1, 2]
+    with pytest.raises(mx.MXNetError, match='shape'):
+        x.copyto(nd.zeros((3,)))
+    c = x.copy()
+    assert c._var is not x._var
+    assert x.astype('float32', copy=False) is x
+    with pytest.raises(mx.MXNetError, match='different devices'):
+        x + y
+
+
+def test_transpose_property_and_detach():
+    x = nd.array([[1.0, 2.0, 3.0]])
+    assert x.T.shape == (3, 1)
+    v = nd.array([1.0, 2.0])
+    assert v.T is v
+    d = x.detach()
+    assert d.asnumpy().tolist() == x.asnumpy().tolist()
+
+
+def test_operator_failure_is_raised_at_synchronisation():
+    x = nd.array([5.0])
+    y = nd.take(x, nd.array([3.0]), mode='raise')       # fails when it runs
+    with pytest.raises(mx.MXNetError, match='take'):
+        y.asnumpy()
+    assert (x + 1).asnumpy().tolist() == [6]             # the engine keeps working
