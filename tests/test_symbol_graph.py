@@ -1,0 +1,68 @@
+"""The graph IR: the interpreter against the generated code, and the passes."""
+import numpy as np
+import torch
+
+import neomx as mx
+from neomx.symbol import passes
+from neomx.symbol.codegen import generate
+from neomx.symbol.graph import Graph, evaluate
+
+
+def test_interpreter_and_generated_code_agree():
+    x, w = mx.sym.var('x'), mx.sym.var('w')
+    h = mx.sym.FullyConnected(x, w, num_hidden=4, no_bias=True, name='fc')
+    parts = mx.sym.split(mx.sym.tanh(h), num_outputs=2, axis=1)
+    out = mx.sym.Group([mx.sym.Concat(parts[1], parts[0] * 2, dim=1), mx.sym.sum(h, axis=0)])
+    g = Graph.of(out)
+    feed = {'x': torch.randn(3, 5), 'w': torch.randn(4, 5)}
+    ref = evaluate(g, feed)
+    code = generate(g, ['x', 'w'], name='f')
+    got = code.fn(feed['x'], feed['w'])
+    assert len(got) == len(ref) == 2
+    for a, b in zip(got, ref):
+        torch.testing.assert_close(a, b)
+    assert 'def f(x, w, generator=None, device=None):' in code.source
+
+
+def test_dead_code_elimination_keeps_what_heads_need():
+    x = mx.sym.var('x')
+    used = mx.sym.exp(x, name='used')
+    unused = mx.sym.log(x, name='unused')
+    g = Graph(Graph.of(mx.sym.Group([used, unused])).nodes, [(used._outputs[0][0], 0)])
+    assert [n.name for n in passes.eliminate_dead_code(g).nodes] == ['x', 'used']
+
+
+def test_cse_merges_equal_nodes_but_not_random_ones():
+    x = mx.sym.var('x')
+    same = mx.sym.exp(x) + mx.sym.exp(x)
+    g = passes.eliminate_common_subexpressions(Graph.of(same))
+    assert sum(n.op is not None and n.op.name == 'exp' for n in g.nodes) == 1
+    rnd = mx.sym.random.uniform(shape=(2,)) + mx.sym.random.uniform(shape=(2,))
+    g = passes.eliminate_common_subexpressions(Graph.of(rnd))
+    assert sum(n.op is not None and n.op.rng for n in g.nodes) == 2
+    diff = mx.sym.sum(x, axis=0) + mx.sym.sum(x, axis=1)     # different attributes: kept
+    g = passes.eliminate_common_subexpressions(Graph.of(diff))
+    assert sum(n.op is not None and n.op.name == 'sum' for n in g.nodes) == 2
+
+
+def test_constant_folding_computes_once():
+    x = mx.sym.var('x')
+    s = x + (mx.sym.ones((3,)) * 2 + 1)
+    g = passes.fold_constants(Graph.of(s), torch.device('cpu'))
+    consts = [n for n in g.nodes if '__value__' in n.extra]
+    assert len(consts) == 1
+    assert consts[0].extra['__value__'].tensor.tolist() == [3.0, 3.0, 3.0]
+    assert [n.op.name for n in g.nodes if n.op is not None] == ['elemwise_add']
+    code = generate(g, ['x'])
+    assert code.fn(torch.zeros(3))[0].tolist() == [3.0, 3.0, 3.0]
+
+
+def test_inference_records_counts_and_constant_shapes():
+    x = mx.sym.var('x')
+    g = passes.fold_constants(Graph.of(x * mx.sym.ones((2, 2))), torch.device('cpu'))
+    res = passes.infer(g, {'x': (2, 2)}, {'x': 'float32'})
+    head = g.heads[0][0]
+    assert res.shapes[head] == [(2, 2)]
+    assert res.dtypes[head] == ['float32']
+    np.testing.assert_array_equal(generate(g, ['x']).fn(torch.ones(2, 2))[0].numpy(),
+                                  np.ones((2, 2)))
