@@ -390,3 +390,16 @@ def test_inductor_backend_matches_and_differentiates():
         loss = net(x).sum()
     loss.backward()
     assert np.abs(net[0].weight.grad().asnumpy()).sum() > 0
+
+
+def test_both_engines_agree(engine):
+    net = mlp()
+    x = nd.random.normal(shape=(3, 5))
+    ref = net(x).asnumpy()
+    net.hybridize()
+    with autograd.record():
+        y = net(x)
+        loss = (y * y).sum()
+    loss.backward()
+    np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-6, atol=1e-7)
+    assert np.abs(net[0].weight.grad().asnumpy()).sum() > 0
