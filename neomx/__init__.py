@@ -20,6 +20,7 @@ from . import test_utils
 from . import symbol
 from . import symbol as sym
 from .symbol import AttrScope
+from .symbol import name, attribute
 from . import profiler
 from . import optimizer, lr_scheduler, kvstore, metric
 from . import kvstore as kv
