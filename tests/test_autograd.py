@@ -1,0 +1,373 @@
+"""autograd with MXNet 1.9.1's semantics: modes, grad_req, backward and grad (second order
+too), mark_variables, in-place write errors, custom Functions under both engines, gradients
+through views and across devices."""
+import numpy as np
+import pytest
+
+import neomx as mx
+from neomx import autograd as ag
+from neomx import nd
+
+
+def test_modes():
+    assert not ag.is_recording() and not ag.is_training()
+    with ag.record():
+        assert ag.is_recording() and ag.is_training()
+        with ag.pause():
+            assert not ag.is_recording() and not ag.is_training()
+        with ag.pause(train_mode=True):
+            assert not ag.is_recording() and ag.is_training()
+        with ag.predict_mode():
+            assert ag.is_recording() and not ag.is_training()
+    with ag.record(train_mode=False):
+        assert ag.is_recording() and not ag.is_training()
+    with ag.train_mode():
+        assert not ag.is_recording() and ag.is_training()
+    assert not ag.is_recording() and not ag.is_training()
+    assert ag.set_recording(True) is False
+    assert ag.set_recording(False) is True
+    assert ag.set_training(True) is False
+    assert ag.set_training(False) is True
+
+
+def test_modes_are_restored_after_an_exception():
+    with pytest.raises(ZeroDivisionError):
+        with ag.record():
+            1 / 0
+    assert not ag.is_recording() and not ag.is_training()
+
+
+def test_train_mode_reaches_operators():
+    x = nd.ones((1000,))
+    with ag.record(train_mode=False):
+        y = nd.Dropout(x, p=0.5)
+    assert y.asnumpy().sum() == 1000
+    with ag.record():
+        z = nd.Dropout(x, p=0.5)
+    assert (z.asnumpy() == 0).sum() > 300
+
+
+def _grad_of(f, x, req='write', out_grad=None):
+    x = nd.array(x)
+    x.attach_grad(grad_req=req)
+    with ag.record():
+        y = f(x)
+    y.backward(out_grad)
+    return x.grad.asnumpy()
+
+
+def test_backward_basics(engine):
+    np.testing.assert_allclose(_grad_of(lambda x: (x * x).sum(), [1.0, 2.0]), [2, 4])
+    # A non-scalar head gets a gradient of ones.
+    np.testing.assert_allclose(_grad_of(lambda x: x * x, [1.0, 2.0]), [2, 4])
+    np.testing.assert_allclose(_grad_of(lambda x: x * x, [1.0, 2.0], out_grad=nd.array([10, 100])),
+                               [20, 400])
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        a = (x * x).sum()
+        b = (x * 3).sum()
+    ag.backward([a, b])
+    np.testing.assert_allclose(x.grad.asnumpy(), [5, 7])
+
+
+def test_grad_req_write_add_null(engine):
+    x = nd.array([1.0, 2.0])
+    x.attach_grad(grad_req='add')
+    for _ in range(2):
+        with ag.record():
+            z = (x * x).sum()
+        z.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [4, 8])
+    # 'write' overwrites the previous gradient, even with zeros.
+    w = nd.array([1.0, 2.0])
+    w.attach_grad()
+    with ag.record():
+        (w * w).sum().backward()
+    with ag.record():
+        z = (w * 0 + 1).sum()
+    z.backward()
+    assert w.grad.asnumpy().tolist() == [0, 0]
+    # 'null': no gradient buffer (as MXNet), and nothing to differentiate alone.
+    n = nd.array([1.0, 2.0])
+    n.attach_grad(grad_req='null')
+    assert n.grad is None
+    y = nd.array([1.0, 1.0])
+    y.attach_grad()
+    with ag.record():
+        z = (n * y).sum()
+    z.backward()
+    assert n.grad is None and y.grad.asnumpy().tolist() == [1, 2]
+    with ag.record():
+        z = (n * n).sum()
+    with pytest.raises(mx.MXNetError, match='not in a computational graph'):
+        z.backward()
+    with pytest.raises(mx.MXNetError, match='grad_req'):
+        nd.ones(2).attach_grad(grad_req='sometimes')
+
+
+def test_unused_variables_keep_or_zero_their_gradient():
+    # As MXNet: a variable the head does not depend on keeps its buffer untouched.
+    x, y = nd.array([1.0, 2.0]), nd.array([3.0, 4.0])
+    x.attach_grad()
+    y.attach_grad()
+    y.grad[:] = 5
+    with ag.record():
+        z = (x * 2).sum()
+    z.backward()
+    assert x.grad.asnumpy().tolist() == [2, 2] and y.grad.asnumpy().tolist() == [5, 5]
+    # A head cut off from its variable gives zeros ('write') or leaves the sum ('add').
+    w = nd.array([1.0, 2.0])
+    w.attach_grad()
+    w.grad[:] = 7
+    with ag.record():
+        h = nd.zeros_like(w)
+    h.backward()
+    assert w.grad.asnumpy().tolist() == [0, 0]
+    w.attach_grad('add')
+    w.grad[:] = 7
+    with ag.record():
+        h = nd.BlockGrad(w * 2)
+    h.backward()
+    assert w.grad.asnumpy().tolist() == [7, 7]
+
+
+def test_backward_twice_needs_retain_graph(engine):
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        z = (x * x).sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [2, 4])
+    with pytest.raises(mx.MXNetError, match='retain_graph=True'):
+        z.backward()
+        x.grad.wait_to_read()
+    a = nd.array([1.0, 2.0])
+    a.attach_grad('add')
+    with ag.record():
+        z = (a * a).sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    np.testing.assert_allclose(a.grad.asnumpy(), [4, 8])
+
+
+def test_backward_without_a_graph_raises():
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with pytest.raises(mx.MXNetError, match='not in a computational graph'):
+        (x * x).backward()
+    y = nd.array([1.0, 2.0])
+    with ag.record():
+        z = y * y
+    with pytest.raises(mx.MXNetError, match='not in a computational graph'):
+        z.backward()
+
+
+def test_autograd_grad(engine):
+    x, y = nd.array([1.0, 2.0]), nd.array([3.0, 4.0])
+    x.attach_grad()
+    y.attach_grad()
+    with ag.record():
+        z = (x * y).sum()
+    gx, gy = ag.grad(z, [x, y], retain_graph=True)
+    assert gx.asnumpy().tolist() == [3, 4] and gy.asnumpy().tolist() == [1, 2]
+    # A list even for one variable, and the variables' own buffers are left alone.
+    g = ag.grad(z, x)
+    assert isinstance(g, list) and g[0].asnumpy().tolist() == [3, 4]
+    assert x.grad.asnumpy().tolist() == [0, 0]
+    with pytest.raises(mx.MXNetError, match='retain_graph=True'):
+        ag.grad(z, [x])[0].wait_to_read()
+    with ag.record():
+        w = x * x
+    g, = ag.grad(w, [x], head_grads=nd.array([1.0, 10.0]))
+    assert g.asnumpy().tolist() == [2, 40]
+    with pytest.raises(mx.MXNetError, match='attach_grad'):
+        ag.grad(w, [nd.ones(2)])
+
+
+def test_second_order(engine):
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        z = (x * x * x).sum()
+        g = ag.grad(z, [x], create_graph=True, retain_graph=True)[0]
+        s = g.sum()
+    s.backward()
+    np.testing.assert_allclose(g.asnumpy(), [3, 12])
+    np.testing.assert_allclose(x.grad.asnumpy(), [6, 12])
+    y = nd.array([0.5, 1.0])
+    y.attach_grad()
+    with ag.record():
+        d = ag.grad(nd.sin(y), [y], create_graph=True)[0]
+    d.backward()
+    np.testing.assert_allclose(d.asnumpy(), np.cos([0.5, 1.0]), rtol=1e-6)
+    np.testing.assert_allclose(y.grad.asnumpy(), -np.sin([0.5, 1.0]), rtol=1e-6)
+
+
+def test_mark_variables():
+    x, g = nd.array([1.0, 2.0]), nd.zeros(2)
+    ag.mark_variables([x], [g])
+    with ag.record():
+        z = (x * x).sum()
+    z.backward()
+    assert g.asnumpy().tolist() == [2, 4] and x.grad is g
+    a, b = nd.array([1.0]), nd.array([2.0])
+    ga, gb = nd.zeros(1), nd.ones(1)
+    ag.mark_variables([a, b], [ga, gb], grad_reqs=['write', 'add'])
+    with ag.record():
+        z = a * b
+    z.backward()
+    assert ga.asnumpy().tolist() == [2] and gb.asnumpy().tolist() == [2]
+    with pytest.raises(mx.MXNetError, match='mark_variables'):
+        ag.mark_variables([a, b], [ga])
+    with pytest.raises(mx.MXNetError, match='shape'):
+        ag.mark_variables([a], [nd.zeros(3)])
+
+
+def test_in_place_writes_to_recorded_arrays_raise():
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    msg = 'already in a computational graph'
+    with ag.record():
+        y = x * 2
+        with pytest.raises(mx.MXNetError, match=msg):
+            y[:] = 5
+        with pytest.raises(mx.MXNetError, match=msg):
+            y += 1
+        with pytest.raises(mx.MXNetError, match=msg):
+            x[:] = 5
+        with pytest.raises(mx.MXNetError, match=msg):
+            nd.exp(x, out=y)
+    # After recording, a write to an array the graph needs is caught by backward.
+    with ag.record():
+        z = x * x
+    x[:] = 3
+    with pytest.raises(mx.MXNetError, match='written in place'):
+        z.backward()
+        x.grad.wait_to_read()
+
+
+class _Sigmoid(ag.Function):
+    def forward(self, x):
+        y = 1 / (1 + nd.exp(-x))
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        y, = self.saved_tensors
+        return dy * y * (1 - y)
+
+
+class _Mul(ag.Function):
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return a * b
+
+    def backward(self, dy):
+        a, b = self.saved_tensors
+        return dy * b, dy * a
+
+
+class _Scaled(ag.Function):
+    """A backward that differs from the forward's maths (it scales by 10)."""
+
+    def forward(self, x):
+        return x * 2
+
+    def backward(self, dy):
+        return dy * 10
+
+
+def test_custom_function(engine):
+    x = nd.array([0.0, 1.0])
+    x.attach_grad()
+    with ag.record():
+        y = _Sigmoid()(x)
+        z = (y * 2).sum()
+    z.backward()
+    s = 1 / (1 + np.exp(-np.array([0.0, 1.0])))
+    np.testing.assert_allclose(y.asnumpy(), s, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * s * (1 - s), rtol=1e-6)
+    a, b = nd.array([1.0, 2.0]), nd.array([3.0, 4.0])
+    a.attach_grad()
+    b.attach_grad()
+    with ag.record():
+        c = _Mul()(a, b)
+    c.backward()
+    assert a.grad.asnumpy().tolist() == [3, 4] and b.grad.asnumpy().tolist() == [1, 2]
+    w = nd.array([1.0, 2.0])
+    w.attach_grad()
+    with ag.record():
+        out = _Scaled()(w) * nd.array([1.0, 3.0])
+    out.backward()
+    assert w.grad.asnumpy().tolist() == [10, 30]
+    # Outside record a Function just runs forward.
+    assert _Scaled()(nd.array([1.0])).asnumpy().tolist() == [2]
+
+
+def test_gradients_through_views_and_slices(engine):
+    x = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    x.attach_grad()
+    with ag.record():
+        y = x[1] * 3                 # a view
+        z = x[:, 0] * 5              # a copy
+        w = y.sum() + z.sum()
+    w.backward()
+    assert x.grad.asnumpy().tolist() == [[5, 0], [8, 3]]
+    with ag.record():
+        r = x.reshape((4,)) * nd.array([1.0, 2.0, 3.0, 4.0])
+    r.backward()
+    assert x.grad.asnumpy().tolist() == [[1, 2], [3, 4]]
+    with ag.record():
+        t = nd.transpose(x) * nd.array([[1.0, 2.0], [3.0, 4.0]])
+        u = nd.slice(x, begin=(None, 1), end=(None, None)) * 2
+        s = t.sum() + u.sum()
+    s.backward()
+    assert x.grad.asnumpy().tolist() == [[1, 5], [2, 6]]
+    with pytest.raises(mx.MXNetError, match='view'):
+        x[0].attach_grad()
+
+
+def test_gradients_across_devices(engine):
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        y = x.copyto(mx.cpu(1)) * 3
+        z = y.as_in_context(mx.cpu(0)) * x
+    z.backward()
+    assert x.grad.asnumpy().tolist() == [6, 12]
+    # A loss on each device, back-propagated together.
+    a = nd.array([1.0, 2.0], ctx=mx.cpu(1))
+    a.attach_grad()
+    with ag.record():
+        la = (a * a).sum()
+        lb = (x * 4).sum()
+    ag.backward([la, lb])
+    assert a.grad.asnumpy().tolist() == [2, 4] and x.grad.asnumpy().tolist() == [4, 4]
+
+
+def test_detach_and_blockgrad(engine):
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        y = x * 2
+        z = (y.detach() * x).sum()
+    z.backward()
+    assert x.grad.asnumpy().tolist() == [2, 4]
+    with ag.record():
+        z = (nd.BlockGrad(x * 2) * x).sum()
+    z.backward()
+    assert x.grad.asnumpy().tolist() == [2, 4]
+
+
+def test_pause_stops_recording():
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        y = x * 2
+        with ag.pause():
+            c = x * 100          # a constant for the graph
+        z = (y + c).sum()
+    z.backward()
+    assert x.grad.asnumpy().tolist() == [2, 2]
