@@ -244,7 +244,8 @@ def test_buckets_within_one_process_and_stale_gradients():
     assert kv._bucketer.served == 2     # not taken from the bucket
 
 
-def test_trainer_dist_sync_single_process_matches_device():
+@pytest.mark.parametrize('on_store', [None, False])
+def test_trainer_dist_sync_single_process_matches_device(on_store):
     from neomx import gluon
     from neomx.gluon import nn
     results = []
@@ -253,8 +254,9 @@ def test_trainer_dist_sync_single_process_matches_device():
         net = nn.Dense(3, in_units=5)
         ctxs = [mx.cpu(0), mx.cpu(1)]
         net.initialize(mx.init.Xavier(), ctx=ctxs)
-        trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1},
-                                kvstore=kvname)
+        trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1,
+                                                              'momentum': 0.5},
+                                kvstore=kvname, update_on_kvstore=on_store)
         rs = np.random.RandomState(0)
         for _ in range(3):
             for c in ctxs:
