@@ -87,7 +87,8 @@ def _parse(argv, options, allow_code=True):
             opts[key] = True
         i += 1
     if i >= len(argv):
-        raise UsageError("expected a script (or -m module%s)" % (' or -c code' if allow_code else ''))
+        raise UsageError("expected a script (or -m module%s)"
+                         % (' or -c code' if allow_code else ''))
     return opts, 'path', argv[i], argv[i + 1:]
 
 
