@@ -174,7 +174,7 @@ class _Bucketer:
         self.slots = weakref.WeakKeyDictionary()    # gradient Storage -> (key, device slot)
         self.info = {}            # key -> (number of devices, numel, dtype, device)
         self.order = []           # keys in the order first pushed
-        self.layout_of = None     # the keys the buckets were laid out for
+        self.layout_of = None     # the keys (and their info) the buckets were laid out for
         self.buckets = []
         self.where = {}           # key -> (bucket, offset, numel)
         self.next = 0             # buckets start in order: the next one to start
@@ -229,10 +229,10 @@ class _Bucketer:
             cur.expected += ndev
             cur.nbytes += nbytes
             self.where[k] = (cur, off, numel)
-        self.layout_of = list(self.order)
+        self.layout_of = (list(self.order), dict(self.info))
 
     def _new_round(self):
-        if self.layout_of != self.order:
+        if self.layout_of != (self.order, self.info):
             self._layout()
         for b in self.buckets:
             b.clear()
