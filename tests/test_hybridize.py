@@ -403,3 +403,19 @@ def test_both_engines_agree(engine):
     loss.backward()
     np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-6, atol=1e-7)
     assert np.abs(net[0].weight.grad().asnumpy()).sum() > 0
+
+
+def test_deferred_shape_that_cannot_be_inferred_names_the_parameter():
+    class Scale(nn.HybridBlock):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.alpha = self.params.get('alpha', shape=(0,), allow_deferred_init=True)
+
+        def hybrid_forward(self, F, x, alpha):
+            return F.broadcast_mul(x, alpha)
+    net = Scale()
+    net.initialize()
+    net.hybridize()
+    with pytest.raises(MXNetError, match=r'parameter scale\d+_alpha'):
+        net(nd.ones((2, 3)))
