@@ -53,7 +53,8 @@ class _Names:
     """Unique Python identifiers from node and operator names."""
 
     def __init__(self):
-        self.used = set(keyword.kwlist) | set(dir(builtins)) | {'generator', 'device', 'torch'}
+        self.used = set(keyword.kwlist) | set(dir(builtins)) | {'generator', 'device', 'torch',
+                                                                  '_own'}
 
     def make(self, text):
         base = re.sub(r'\W', '_', text) or '_'
