@@ -30,7 +30,10 @@ from collections import OrderedDict, defaultdict
 
 from .. import initializer, ndarray
 from ..base import MXNetError
+from ..context import current_context
 from ..ndarray import NDArray
+from ..ndarray.ndarray import invoke
+from ..ops import registry
 from ..symbol import name as _name
 from . import _hybrid
 from .parameter import (DeferredInitializationError, Parameter, ParameterDict, ParameterError,
@@ -632,6 +635,9 @@ class HybridBlock(Block):
             params = self._pcache.get(ctx) if self._pcache_epoch == _EPOCH[0] else None
             if params is None:
                 params = self._params_on(ctx, (x,) + args)
+            cur = current_context()
+            if cur is ctx or cur == ctx:
+                return self.hybrid_forward(ndarray, x, *args, **params)
             with ctx:
                 return self.hybrid_forward(ndarray, x, *args, **params)
         has_sym, has_nd, ctxs, first = _input_kinds((x,) + args)
@@ -668,3 +674,27 @@ class HybridBlock(Block):
     def hybridized_code(self):
         """The Python source the hybridized block runs for its latest input signature."""
         return _hybrid.hybridized_code(self)
+
+
+class FixedOp:
+    """An operator with attributes fixed when a layer is built, parsed once: called with
+    ``F = neomx.nd`` it pushes the operator directly (no argument binding per call, the hot
+    path of small layers); with ``F = neomx.sym`` it composes ``sym.<op>`` named 'fwd'.
+
+    >>> import neomx as mx
+    >>> relu = FixedOp('Activation', act_type='relu')
+    >>> relu(mx.nd, mx.nd.array([-1.0, 2.0])).asnumpy().tolist()
+    [0.0, 2.0]
+    """
+    __slots__ = ('op', 'kwargs', 'attrs')
+
+    def __init__(self, name, **kwargs):
+        self.op = registry.get(name)
+        self.kwargs = kwargs
+        self.attrs = self.op.parse_attrs(kwargs)
+
+    def __call__(self, F, *inputs):
+        """``inputs`` in the operator's order, None for an absent optional one."""
+        if F is ndarray:
+            return invoke(self.op, inputs, self.attrs)
+        return getattr(F, self.op.name)(*inputs, name='fwd', **self.kwargs)

@@ -3,7 +3,7 @@ import numpy as np
 
 from ... import ndarray as nd
 from ...base import MXNetError
-from ..block import Block, HybridBlock, _utils
+from ..block import Block, FixedOp, HybridBlock, _utils
 from .activations import Activation
 
 __all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'Embedding', 'BatchNorm',
@@ -121,6 +121,8 @@ class Dense(HybridBlock):
                  weight_initializer=None, bias_initializer='zeros', in_units=0, **kwargs):
         super().__init__(**kwargs)
         self._flatten = flatten
+        self._fc = FixedOp('FullyConnected', no_bias=not use_bias, num_hidden=units,
+                           flatten=flatten)
         with self.name_scope():
             self._units = units
             self._in_units = in_units
@@ -138,8 +140,7 @@ class Dense(HybridBlock):
                 self.act = None
 
     def hybrid_forward(self, F, x, weight, bias=None):
-        act = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
-                               flatten=self._flatten, name='fwd')
+        act = self._fc(F, x, weight, bias)
         if self.act is not None:
             act = self.act(act)
         return act
@@ -159,10 +160,11 @@ class Dropout(HybridBlock):
         super().__init__(**kwargs)
         self._rate = rate
         self._axes = axes
+        self._drop = FixedOp('Dropout', p=rate, axes=axes, cudnn_off=False)
 
     def hybrid_forward(self, F, x):
         if self._rate > 0:
-            return F.Dropout(x, p=self._rate, axes=self._axes, name='fwd', cudnn_off=False)
+            return self._drop(F, x)
         return F.identity(x)
 
     def __repr__(self):
@@ -234,6 +236,7 @@ class BatchNorm(_Norm):
                                            shape=(in_channels,),
                                            init=running_variance_initializer,
                                            allow_deferred_init=True, differentiable=False)
+        self._bn = FixedOp('BatchNorm', **self._kwargs)
 
     def cast(self, dtype):
         # float16 batch statistics lose too much: they stay float32.
@@ -242,8 +245,7 @@ class BatchNorm(_Norm):
         super().cast(dtype)
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
-        return F.BatchNorm(x, gamma, beta, running_mean, running_var, name='fwd',
-                           **self._kwargs)
+        return self._bn(F, x, gamma, beta, running_mean, running_var)
 
     def _repr_tail(self):
         c = self.gamma.shape[0]
@@ -330,9 +332,10 @@ class Embedding(HybridBlock):
         self.weight = self.params.get('weight', shape=(input_dim, output_dim),
                                       init=weight_initializer, dtype=dtype,
                                       allow_deferred_init=True, grad_stype=grad_stype)
+        self._embed = FixedOp('Embedding', **self._kwargs)
 
     def hybrid_forward(self, F, x, weight):
-        return F.Embedding(x, weight, name='fwd', **self._kwargs)
+        return self._embed(F, x, weight)
 
     def __repr__(self):
         return '{block_name}({input_dim} -> {output_dim}, {dtype})'.format(

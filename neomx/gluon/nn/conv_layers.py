@@ -1,7 +1,7 @@
 """Convolution, transposed convolution and pooling layers (1-d, 2-d and 3-d)."""
 from ...base import MXNetError, numeric_types
 from ...ops import registry
-from ..block import HybridBlock
+from ..block import FixedOp, HybridBlock
 from .activations import Activation
 
 __all__ = ['Conv1D', 'Conv2D', 'Conv3D', 'Conv1DTranspose', 'Conv2DTranspose',
@@ -50,6 +50,7 @@ class _Conv(HybridBlock):
                 'layout': layout}
             if adj is not None:
                 self._kwargs['adj'] = adj
+            self._fwd = FixedOp(op_name, **self._kwargs)
             wshape, bshape = _param_shapes(op_name, self._kwargs, in_channels, layout)
             self.weight = self.params.get('weight', shape=wshape, init=weight_initializer,
                                           allow_deferred_init=True)
@@ -64,11 +65,7 @@ class _Conv(HybridBlock):
                 self.act = None
 
     def hybrid_forward(self, F, x, weight, bias=None):
-        op = getattr(F, self._op_name)
-        if bias is None:
-            act = op(x, weight, name='fwd', **self._kwargs)
-        else:
-            act = op(x, weight, bias, name='fwd', **self._kwargs)
+        act = self._fwd(F, x, weight, bias)
         if self.act is not None:
             act = self.act(act)
         return act
@@ -206,12 +203,13 @@ class _Pooling(HybridBlock):
             'pooling_convention': 'full' if ceil_mode else 'valid'}
         if count_include_pad is not None:
             self._kwargs['count_include_pad'] = count_include_pad
+        self._pool = FixedOp('Pooling', **self._kwargs)
 
     def _alias(self):
         return 'pool'
 
     def hybrid_forward(self, F, x):
-        return F.Pooling(x, name='fwd', **self._kwargs)
+        return self._pool(F, x)
 
     def __repr__(self):
         s = '{name}(size={kernel}, stride={stride}, padding={pad}, ceil_mode={ceil_mode}'
