@@ -324,3 +324,28 @@ def test_update_is_ordered_with_later_reads(engine):
         opt.update(0, w, g, None)
     total = (w * 1).sum()
     assert float(total.asscalar()) == -10000.0
+
+
+@pytest.mark.parametrize('name, kwargs', [
+    ('sgd', {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01}),
+    ('adam', {'learning_rate': 0.01, 'clip_gradient': 0.5}),
+    ('rmsprop', {'centered': True}),
+    ('ftml', {}),
+    ('ftrl', {}),
+])
+def test_cache_sized_batches_change_nothing(monkeypatch, name, kwargs):
+    """Large weights are updated in flat chunks that fit the cache: the same results as
+    updating them whole."""
+    from neomx.optimizer import optimizer as impl
+    results = []
+    for batch in (impl._BATCH, 1 << 40):
+        monkeypatch.setattr(impl, '_BATCH', batch)
+        rs = np.random.RandomState(0)
+        opt = mx.optimizer.create(name, **kwargs)
+        upd = mx.optimizer.get_updater(opt)
+        ws = [nd.array(rs.randn(300, 300)), nd.array(rs.randn(7)), nd.array(rs.randn(70000))]
+        for _ in range(3):
+            upd([0, 1, 2], [nd.array(rs.randn(*w.shape)) for w in ws], ws)
+        results.append([w.asnumpy() for w in ws])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)

@@ -20,6 +20,7 @@ operations) work as they do in MXNet.
 >>> w.asnumpy().tolist()
 [0.8999999761581421, 0.8999999761581421]
 """
+import functools
 import math
 import os
 import pickle
@@ -38,11 +39,15 @@ __all__ = ['Optimizer', 'SGD', 'ccSGD', 'NAG', 'Signum', 'Adam', 'AdamW', 'Adama
            'get_updater', 'register']
 
 
+# The scalar helpers are memoised: the same few learning rates come back at every step, and
+# numpy scalar arithmetic costs a microsecond a call.
+@functools.lru_cache(maxsize=4096)
 def _f32(x):
     """``x`` as MXNet's kernels see it: their parameters are float32."""
     return float(np.float32(x))
 
 
+@functools.lru_cache(maxsize=4096)
 def _mul32(*xs):
     """A product of scalars computed in float32, as in MXNet's kernels (``lr * wd``)."""
     r = np.float32(xs[0])
@@ -51,6 +56,7 @@ def _mul32(*xs):
     return float(r)
 
 
+@functools.lru_cache(maxsize=4096)
 def _sub32(a, b):
     return float(np.float32(a) - np.float32(b))
 
@@ -326,26 +332,32 @@ class Optimizer:
                 raise MXNetError("%s.update: weight and gradient of index %r must be NDArrays, "
                                  "got %s and %s" % (name, idx, type(w).__name__,
                                                     type(g).__name__))
-            if w.context != g.context:
+            key = w._ctx.key
+            if g._ctx.key != key:
                 raise MXNetError("%s.update: the weight of index %r is on %s but its gradient "
                                  "is on %s" % (name, idx, w.context, g.context))
-            if w.shape != g.shape:
+            if w._shape != g._shape:
                 raise MXNetError("%s.update: the weight of index %r has shape %s but its "
                                  "gradient has shape %s" % (name, idx, w.shape, g.shape))
             master = None
-            if multi_precision and w.dtype == np.float16:
+            if multi_precision and w._dtype == 'float16':
                 master, s = self._split_mp_state(s)
             own = () if s is None else (s,) if isinstance(s, NDArray) else tuple(s)
-            for a in own if master is None else own + (master,):
-                if a is not None and a.context != w.context:
+            for a in own:
+                if a is not None and a._ctx.key != key:
                     raise MXNetError("%s.update: the weight of index %r is on %s but its state "
                                      "is on %s (use one Updater per device)"
                                      % (name, idx, w.context, a.context))
-            groups.setdefault(w.context, []).append((w, g, master, own, lrs[k], wds[k],
-                                                     extras[k]))
+            if master is not None and master._ctx.key != key:
+                raise MXNetError("%s.update: the weight of index %r is on %s but its master "
+                                 "copy is on %s" % (name, idx, w.context, master.context))
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = (w._ctx, [])
+            group[1].append((w, g, master, own, lrs[k], wds[k], extras[k]))
         hyper = self._hyper()
         where = user_line()
-        for ctx, items in groups.items():
+        for ctx, items in groups.values():
             self._push(ctx, items, hyper, name, where)
 
     def _push(self, ctx, items, hyper, name, where):
@@ -376,7 +388,8 @@ class Optimizer:
                 gs.append(gt)
                 ss.append([None if a is None else a._tensor() for a in own])
             with torch.no_grad():
-                kernel(ws, gs, ss, lrs, wds, extras, hyper)
+                for batch in _cache_batches(ws, gs, ss, lrs, wds, extras):
+                    kernel(*batch, hyper)
                 for dst, src in casts:
                     dst.copy_(src)
         _engine.current().push(fn, reads, writes, ctx, name + '_update', where)
@@ -394,6 +407,47 @@ class Optimizer:
 
 register = Optimizer.register
 create = Optimizer.create_optimizer
+
+# Elements per kernel call. A kernel makes a dozen passes over its tensors; on a CPU, tensors
+# of one batch stay in the L2 cache between passes, which halves the time of an update of
+# large weights. Kernels are elementwise, so batches of flat chunks give the same results.
+_BATCH = 1 << 16
+
+
+def _cache_batches(ws, gs, ss, lrs, wds, extras):
+    """Splits the kernel's arguments into batches of about ``_BATCH`` elements: small tensors
+    are grouped, large ones cut into flat chunks (views: the kernel writes through them).
+    GPU tensors go in one batch (a kernel launch per pass, caches do not matter)."""
+    if ws and ws[0].is_cuda:
+        yield ws, gs, ss, lrs, wds, extras
+        return
+    batch = [], [], [], [], [], []
+    size = 0
+    for i, w in enumerate(ws):
+        n = w.numel()
+        if n > _BATCH and w.is_contiguous() and gs[i].is_contiguous() and \
+                all(s is None or s.is_contiguous() for s in ss[i]):
+            flat_w, flat_g = w.view(-1), gs[i].view(-1)
+            flat_s = [None if s is None else s.view(-1) for s in ss[i]]
+            for a in range(0, n, _BATCH):
+                b = min(a + _BATCH, n)
+                yield ([flat_w[a:b]], [flat_g[a:b]],
+                       [[None if s is None else s[a:b] for s in flat_s]],
+                       [lrs[i]], [wds[i]], [extras[i]])
+            continue
+        batch[0].append(w)
+        batch[1].append(gs[i])
+        batch[2].append(ss[i])
+        batch[3].append(lrs[i])
+        batch[4].append(wds[i])
+        batch[5].append(extras[i])
+        size += n
+        if size >= _BATCH:
+            yield batch
+            batch = [], [], [], [], [], []
+            size = 0
+    if batch[0]:
+        yield batch
 
 
 # -- building blocks of the kernels (lists of tensors in, lists out) -----------------------
