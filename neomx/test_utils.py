@@ -13,16 +13,21 @@ import os
 
 import numpy as np
 
+from . import test_utils_symbolic as _symbolic
 from .base import MXNetError
 from .context import Context, current_context, num_gpus
+# The Symbol checks live with the symbolic code; MXNet keeps them all in test_utils.
+from .test_utils_symbolic import (check_consistency, check_symbolic_backward,  # noqa: F401
+                                  check_symbolic_forward, numeric_grad, simple_forward)
 
 __all__ = ['default_context', 'set_default_context', 'default_dtype', 'get_rtol', 'get_atol',
            'get_tols', 'same', 'almost_equal', 'assert_almost_equal', 'assert_allclose',
            'almost_equal_ignore_nan', 'assert_almost_equal_ignore_nan', 'assert_exception',
            'random_arrays', 'random_sample', 'rand_ndarray', 'rand_shape_2d', 'rand_shape_3d',
            'rand_shape_nd', 'np_reduce', 'find_max_violation', 'check_numeric_gradient',
-           'numeric_grad', 'check_symbolic_forward', 'check_symbolic_backward', 'environment',
-           'set_env_var', 'list_gpus', 'retry']
+           'numeric_grad', 'check_symbolic_forward', 'check_symbolic_backward',
+           'check_consistency', 'simple_forward', 'environment', 'set_env_var', 'list_gpus',
+           'retry']
 
 
 # -- devices and dtypes -----------------------------------------------------------------------
@@ -306,64 +311,29 @@ class _FunctionRunner:
         return [xs[i].grad.asnumpy() for i in wrt]
 
 
-class _SymbolRunner:
-    """Runs a Symbol through an Executor (``bind``) on arguments named by position."""
-
-    def __init__(self, sym, names, aux, ctx):
-        self.sym, self.names, self.aux, self.ctx = sym, names, aux, ctx
-
-    def _bind(self, arrays, grads=None, req='null'):
-        from . import ndarray as nd
-        args = {n: nd.array(a, ctx=self.ctx, dtype=a.dtype) for n, a in zip(self.names, arrays)}
-        aux = {k: nd.array(v, ctx=self.ctx) for k, v in (self.aux or {}).items()}
-        return self.sym.bind(self.ctx, args, args_grad=grads, grad_req=req, aux_states=aux or None)
-
-    def forward(self, arrays, is_train):
-        return [o.asnumpy() for o in self._bind(arrays).forward(is_train=is_train)]
-
-    def gradients(self, arrays, out_grads, wrt):
-        from . import ndarray as nd
-        grads = {self.names[i]: nd.zeros(arrays[i].shape, ctx=self.ctx, dtype=arrays[i].dtype)
-                 for i in wrt}
-        req = {n: ('write' if n in grads else 'null') for n in self.names}
-        ex = self._bind(arrays, grads, req)
-        ex.forward(is_train=True)
-        ex.backward([nd.array(g, ctx=self.ctx, dtype=g.dtype) for g in out_grads])
-        return [ex.grad_dict[self.names[i]].asnumpy() for i in wrt]
-
-
 def _as_list(out):
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
-def _runner(sym, location, aux_states, ctx):
-    """(runner, argument names, numpy arrays) for a Symbol or a function of NDArrays, with
-    ``location`` a list of arrays or (for a Symbol) a dict of them by argument name."""
-    ctx = ctx or default_context()
-    is_symbol = hasattr(sym, 'list_arguments') and hasattr(sym, 'bind')
+def _is_symbol(sym):
+    return hasattr(sym, 'list_arguments') and hasattr(sym, 'bind')
+
+
+def _function_runner(fn, location, ctx):
+    """(runner, argument names, numpy arrays) for a function of NDArrays and its inputs."""
     if isinstance(location, dict):
-        if not is_symbol:
-            raise MXNetError("location: a dict of arrays needs a Symbol; pass a list for a "
-                             "function")
-        names = [n for n in sym.list_arguments() if n in location]
-        arrays = [_np(location[n]) for n in names]
-    else:
-        arrays = [_np(a) for a in location]
-        names = sym.list_arguments() if is_symbol else ['arg%d' % i for i in range(len(arrays))]
-        if len(names) != len(arrays):
-            raise MXNetError("location has %d arrays but the symbol has %d arguments %s"
-                             % (len(arrays), len(names), names))
+        raise MXNetError("location: a dict of arrays needs a Symbol; pass a list for a "
+                         "function")
+    if not callable(fn):
+        raise MXNetError("expected a Symbol or a function of NDArrays, got %s"
+                         % type(fn).__name__)
+    arrays = [_np(a) for a in location]
     arrays = [a.astype(np.float64) if a.dtype.kind != 'f' else a for a in arrays]
-    if is_symbol:
-        aux = {k: _np(v) for k, v in (aux_states or {}).items()}
-        return _SymbolRunner(sym, names, aux, ctx), names, arrays
-    if not callable(sym):
-        raise MXNetError("check_numeric_gradient: expected a Symbol or a function of NDArrays, "
-                         "got %s" % type(sym).__name__)
-    return _FunctionRunner(sym, ctx), names, arrays
+    return (_FunctionRunner(fn, ctx or default_context()),
+            ['arg%d' % i for i in range(len(arrays))], arrays)
 
 
-def numeric_grad(runner, arrays, out_grads, wrt, eps=1e-4, use_forward_train=True):
+def _numeric_grad(runner, arrays, out_grads, wrt, eps=1e-4, use_forward_train=True):
     """Central-difference gradients (in float64) of ``sum(out_k * out_grads_k)`` with respect
     to the arrays at the positions ``wrt``."""
     arrays = [a.astype(np.float64) for a in arrays]
@@ -387,26 +357,32 @@ def numeric_grad(runner, arrays, out_grads, wrt, eps=1e-4, use_forward_train=Tru
 
 def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
                            atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
-                           grad_stype_dict=None, dtype=np.float64):
+                           grad_stype_dict=None, dtype=None):
     """Compares the gradient neomx computes for ``sym`` with a numeric one (central
     differences), for a random projection of the outputs.
 
-    ``sym`` is a function of NDArrays returning an NDArray or a list of them, or a Symbol
-    (run through ``bind``). ``location`` is the list of input arrays (for a Symbol, in
-    ``list_arguments()`` order, or a dict by name). ``grad_nodes`` lists the inputs to check
-    (positions or, for a Symbol, names); all floating inputs by default. The check runs in
-    ``dtype`` (float64 unless told otherwise).
+    ``sym`` is a function of NDArrays returning an NDArray or a list of them, checked here
+    in ``dtype`` (float64 by default) with ``location`` the list of its inputs and
+    ``grad_nodes`` the positions to check (all by default); or a Symbol, checked by
+    ``neomx.test_utils_symbolic.check_numeric_gradient`` as MXNet does (float32 by
+    default, ``location`` in ``list_arguments()`` order or a dict by name).
 
     >>> import neomx as mx
     >>> check_numeric_gradient(lambda a, b: a * b + mx.nd.sin(a), [[1.0, 2.0], [3.0, -1.0]])
     """
-    runner, names, arrays = _runner(sym, location, aux_states, ctx)
+    if _is_symbol(sym):
+        return _symbolic.check_numeric_gradient(
+            sym, location, aux_states=aux_states, numeric_eps=numeric_eps, rtol=rtol, atol=atol,
+            grad_nodes=grad_nodes, use_forward_train=use_forward_train, ctx=ctx,
+            grad_stype_dict=grad_stype_dict, dtype=dtype or np.float32)
+    dtype = dtype or np.float64
+    runner, names, arrays = _function_runner(sym, location, ctx)
     arrays = [a.astype(dtype) for a in arrays]
     if grad_nodes is None:
         wrt = list(range(len(arrays)))
     else:
         nodes = grad_nodes.keys() if isinstance(grad_nodes, dict) else grad_nodes
-        wrt = [names.index(n) if isinstance(n, str) else int(n) for n in nodes]
+        wrt = [int(n) for n in nodes]
     eps = numeric_eps if numeric_eps is not None else (1e-3 if np.dtype(dtype) != np.float64
                                                        else 1e-5)
     rtol = rtol if rtol is not None else 1e-2
@@ -415,47 +391,10 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     rng = np.random.RandomState(0)
     out_grads = [rng.normal(0, 1, size=o.shape).astype(o.dtype) for o in outs]
     analytic = runner.gradients(arrays, out_grads, wrt)
-    numeric = numeric_grad(runner, arrays, out_grads, wrt, eps, use_forward_train)
+    numeric = _numeric_grad(runner, arrays, out_grads, wrt, eps, use_forward_train)
     for i, a, n in zip(wrt, analytic, numeric):
         assert_almost_equal(a, n, rtol=rtol, atol=atol,
                             names=('GRADIENT of %s' % names[i], 'NUMERICAL of %s' % names[i]))
-
-
-def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
-                           ctx=None, equal_nan=False, dtype=np.float32):
-    """Runs ``sym`` (a Symbol or a function of NDArrays) on ``location`` and compares its
-    outputs with ``expected`` (a list, or a dict by output name for a Symbol); returns the
-    outputs as numpy arrays."""
-    runner, _, arrays = _runner(sym, location, aux_states, ctx)
-    outs = runner.forward([a.astype(dtype) for a in arrays], False)
-    if isinstance(expected, dict):
-        expected = [expected[n] for n in sym.list_outputs()]
-    if len(expected) != len(outs):
-        raise AssertionError("%d outputs but %d expected" % (len(outs), len(expected)))
-    for k, (o, e) in enumerate(zip(outs, expected)):
-        assert_almost_equal(o, _np(e), rtol, atol, names=('output %d' % k, 'EXPECTED'),
-                            equal_nan=equal_nan)
-    return outs
-
-
-def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=None,
-                            aux_states=None, grad_req='write', ctx=None, grad_stypes=None,
-                            equal_nan=False, dtype=np.float32):
-    """Back-propagates ``out_grads`` through ``sym`` at ``location`` and compares the input
-    gradients with ``expected`` (a list in input order, or a dict by argument name); returns
-    the gradients as numpy arrays."""
-    runner, names, arrays = _runner(sym, location, aux_states, ctx)
-    if isinstance(expected, dict):
-        wrt = [names.index(n) for n in expected]
-        expected = list(expected.values())
-    else:
-        wrt = list(range(len(expected)))
-    grads = runner.gradients([a.astype(dtype) for a in arrays],
-                             [_np(g).astype(dtype) for g in _as_list(out_grads)], wrt)
-    for i, g, e in zip(wrt, grads, expected):
-        assert_almost_equal(g, _np(e), rtol, atol,
-                            names=('gradient of %s' % names[i], 'EXPECTED'), equal_nan=equal_nan)
-    return grads
 
 
 # -- environment -----------------------------------------------------------------------------------
