@@ -223,3 +223,18 @@ def test_var_is_a_symbol_with_the_parameter_name():
     v = p.var()
     assert isinstance(v, mx.sym.Symbol) and v.name == 'fc_weight'
     assert p.var() is v
+
+
+def test_seed_makes_initialisation_reproducible():
+    def weights():
+        net = gluon.nn.HybridSequential()
+        net.add(gluon.nn.Dense(4, in_units=3), gluon.nn.Conv2D(2, 3, in_channels=1))
+        net.initialize(mx.init.Xavier(), ctx=[mx.cpu(0), mx.cpu(1)])
+        return [p.data(mx.cpu(1)).asnumpy() for p in net.collect_params().values()]
+    mx.random.seed(11)
+    first = weights()
+    mx.random.seed(11)
+    second = weights()
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(weights()[0], first[0])
