@@ -186,6 +186,27 @@ def _store_updates(mx, kind, opt_kwargs, keys, steps, ctxs):
     return out
 
 
+def _compressed(mx, threshold, with_sgd):
+    """2-bit compressed pushes from two devices, with or without an optimizer."""
+    import numpy as np
+    rs = np.random.RandomState(1)
+    kv = mx.kv.create('device')
+    kv.set_gradient_compression({'type': '2bit', 'threshold': threshold})
+    if with_sgd:
+        kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.5, momentum=0.5))
+    kv.init(['a', 'b'], [mx.nd.zeros((5,)), mx.nd.zeros((2, 3))])
+    out = {}
+    for step in range(4):
+        grads = [[mx.nd.array(rs.randn(*s), ctx=c) for c in (mx.cpu(0), mx.cpu(1))]
+                 for s in ((5,), (2, 3))]
+        kv.push(['a', 'b'], grads)
+        outs = [mx.nd.zeros((5,)), mx.nd.zeros((2, 3))]
+        kv.pull(['a', 'b'], out=outs)
+        out['%d_a' % step], out['%d_b' % step] = outs[0].asnumpy(), outs[1].asnumpy()
+    return out
+
+
+COMPRESSED = [(0.5, False), (0.8, True)]
 STORE_CASES = [('device', [0, 1, 2]), ('local', ['w', 'b', 'g'])]
 OPT = {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01, 'rescale_grad': 0.5}
 
@@ -193,12 +214,17 @@ OPT = {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01, 'rescale_grad': 0.5}
 @pytest.fixture(scope='module')
 def store_reference(tmp_path_factory):
     path = tmp_path_factory.mktemp('kvref')
-    code = textwrap.dedent(inspect.getsource(_store_updates)) + 'import numpy as np\n' + \
+    code = textwrap.dedent(inspect.getsource(_store_updates)) + \
+        textwrap.dedent(inspect.getsource(_compressed)) + 'import numpy as np\n' + \
         'import mxnet as mx\n' + ''.join(
             'np.savez(%r, **_store_updates(mx, %r, %r, %r, 3, [mx.cpu(0), mx.cpu(1)]))\n'
-            % (str(path / ('%s.npz' % kind)), kind, OPT, keys) for kind, keys in STORE_CASES)
+            % (str(path / ('%s.npz' % kind)), kind, OPT, keys) for kind, keys in STORE_CASES) + \
+        ''.join('np.savez(%r, **_compressed(mx, %r, %r))\n' % (str(path / ('gc%d.npz' % i)), *c)
+                for i, c in enumerate(COMPRESSED))
     run_mxnet(code)
-    return {kind: np.load(path / ('%s.npz' % kind)) for kind, _ in STORE_CASES}
+    ref = {kind: np.load(path / ('%s.npz' % kind)) for kind, _ in STORE_CASES}
+    ref.update({c: np.load(path / ('gc%d.npz' % i)) for i, c in enumerate(COMPRESSED)})
+    return ref
 
 
 @pytest.mark.parametrize('kind, keys', STORE_CASES)
@@ -254,3 +280,43 @@ def test_few_engine_operations_per_call(monkeypatch):
     assert names.count('_kvstore_pull') == 4
     assert len(names) == 6
     assert grads[5][1].asnumpy().tolist() == [4.0] * 8     # the second sum of 2 + 2
+
+
+@pytest.mark.parametrize('threshold, with_sgd', COMPRESSED)
+def test_2bit_compression_matches_mxnet(store_reference, engine, threshold, with_sgd):
+    ref = store_reference[(threshold, with_sgd)]
+    ours = _compressed(mx, threshold, with_sgd)
+    for k in ref.files:
+        np.testing.assert_allclose(ours[k], ref[k], rtol=1e-6, atol=1e-7, err_msg=k)
+
+
+def test_compression_arguments():
+    with pytest.raises(MXNetError, match='not supported for this type of kvstore'):
+        mx.kv.create('local').set_gradient_compression({'type': '2bit'})
+    kv = mx.kv.create('device')
+    with pytest.raises(MXNetError, match='Required parameter type'):
+        kv.set_gradient_compression({'threshold': 1})
+    with pytest.raises(MXNetError, match='Unknown type for gradient compression 1bit'):
+        kv.set_gradient_compression({'type': '1bit'})
+    with pytest.raises(MXNetError, match='threshold must be greater than 0'):
+        kv.set_gradient_compression({'type': '2bit', 'threshold': -1})
+    kv.set_gradient_compression({'type': '2bit'})
+    assert kv._compression == 0.5
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize('kind', ['local', 'device'])
+def test_values_on_cpu_and_gpu(kind):
+    ctxs = [mx.gpu(0), mx.cpu(0)]
+    kv = mx.kv.create(kind)
+    grads = [nd.array([1.0, 2.0], ctx=c) * (i + 1) for i, c in enumerate(ctxs)]
+    kv.init(1, grads[0])
+    kv.pushpull(1, grads)
+    for g in grads:
+        assert g.asnumpy().tolist() == [3.0, 6.0]
+    kv.set_optimizer(mx.optimizer.SGD(learning_rate=1.0))
+    kv.init(2, nd.zeros((2,), ctx=ctxs[0]))
+    outs = [nd.ones((2,), ctx=c) for c in ctxs]
+    kv.pushpull(2, grads, out=outs)
+    for o in outs:
+        assert o.asnumpy().tolist() == [-6.0, -12.0]

@@ -349,3 +349,25 @@ def test_cache_sized_batches_change_nothing(monkeypatch, name, kwargs):
         results.append([w.asnumpy() for w in ws])
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize('dtype, name, kwargs', [
+    ('float32', 'sgd', {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01}),
+    ('float32', 'adam', {'learning_rate': 0.01, 'clip_gradient': 0.5}),
+    ('float32', 'rmsprop', {'centered': True}),
+    ('float16', 'sgd', {'learning_rate': 0.1, 'momentum': 0.9, 'multi_precision': True}),
+])
+def test_gpu_updates_match_cpu(dtype, name, kwargs):
+    results = []
+    for ctx in (mx.cpu(0), mx.gpu(0)):
+        rs = np.random.RandomState(0)
+        upd = mx.optimizer.get_updater(mx.optimizer.create(name, **kwargs))
+        ws = [nd.array(rs.randn(300, 300), ctx=ctx, dtype=dtype), nd.array(rs.randn(7), ctx=ctx,
+                                                                           dtype=dtype)]
+        for _ in range(3):
+            upd([0, 1], [nd.array(rs.randn(*w.shape), ctx=ctx, dtype=dtype) for w in ws], ws)
+        results.append([w.asnumpy().astype(np.float32) for w in ws])
+    tol = 1e-3 if dtype == 'float16' else 1e-5
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=tol, atol=tol)

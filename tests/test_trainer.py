@@ -318,3 +318,38 @@ def test_step_is_a_few_engine_operations(monkeypatch):
             counts.append(len(names))
     assert counts[0] == counts[2] and counts[1] == counts[3]
     assert max(counts) <= 8
+
+
+def test_compression_params_reach_the_store():
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    layers, params = _net(ctxs)
+    before = _values(params)
+    trainer = gluon.Trainer(params, 'sgd', {'learning_rate': 0.1},
+                            compression_params={'type': '2bit', 'threshold': 0.01})
+    _backward(layers, ctxs)
+    trainer.step(4)
+    assert trainer._kvstore._compression == 0.01
+    after = _values(params)
+    for k in after:
+        np.testing.assert_array_equal(after[k][0], after[k][1])
+        # every weight moved by a multiple of lr * 0.01 / 4
+        steps = (after[k][0] - before[k][0]) / (0.1 * 0.01 / 4)
+        np.testing.assert_allclose(steps, np.round(steps), atol=1e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize('update_on_kvstore', [None, False])
+def test_cpu_and_gpu_replicas_train_alike(update_on_kvstore):
+    results = []
+    for ctxs in ([mx.cpu(0), mx.cpu(1)], [mx.gpu(0), mx.cpu(0)]):
+        mx.random.seed(2)
+        layers, params = _net(ctxs)
+        trainer = gluon.Trainer(params, 'adam', {'learning_rate': 0.01},
+                                update_on_kvstore=update_on_kvstore)
+        for _ in range(3):
+            _backward(layers, ctxs)
+            trainer.step(4)
+        results.append(_values(params))
+    for k in results[0]:
+        np.testing.assert_allclose(results[1][k][0], results[0][k][0], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(results[1][k][1], results[1][k][0], rtol=1e-5, atol=1e-6)

@@ -207,13 +207,40 @@ class KVStore(KVStoreBase):
         raise MXNetError("KVStore.row_sparse_pull: neomx arrays are dense only; use pull")
 
     def set_gradient_compression(self, compression_params):
-        """Gradient compression (MXNet's 1-bit and 2-bit quantisation) is not implemented."""
+        """Quantises pushed values to 2 bits (MXNet's ``{'type': '2bit', 'threshold': t}``,
+        t = 0.5 by default): each device adds a value to its residual, sends ``+t`` where the
+        residual is at least ``t``, ``-t`` where it is at most ``-t``, 0 elsewhere, and keeps
+        the rest in the residual. Not available for 'local', as in MXNet.
+
+        >>> import neomx as mx
+        >>> kv = mx.kv.create('device')
+        >>> kv.set_gradient_compression({'type': '2bit', 'threshold': 0.5})
+        >>> kv.init(0, mx.nd.zeros((3,)))
+        >>> kv.push(0, mx.nd.array([0.3, 0.6, -0.9]))
+        >>> out = mx.nd.zeros((3,))
+        >>> kv.pull(0, out=out)
+        >>> out.asnumpy().tolist()
+        [0.0, 0.5, -0.5]
+        """
         if self._kind == 'local':
             raise MXNetError("Gradient compression is not supported for this type of kvstore "
                              "('local')")
-        raise MXNetError("KVStore.set_gradient_compression(%r): gradient compression is not "
-                         "implemented in neomx; train without compression_params"
-                         % (compression_params,))
+        params = dict(compression_params)
+        if 'type' not in params:
+            raise MXNetError("set_gradient_compression: Required parameter type of string is not "
+                             "presented (expected e.g. {'type': '2bit', 'threshold': 0.5})")
+        kind = params.pop('type')
+        if kind != '2bit':
+            raise MXNetError("Unknown type for gradient compression %s (the one type is '2bit')"
+                             % (kind,))
+        threshold = float(params.pop('threshold', 0.5))
+        if not threshold > 0:
+            raise MXNetError("set_gradient_compression: threshold must be greater than 0, got %r"
+                             % (threshold,))
+        if params:
+            raise MXNetError("set_gradient_compression: unknown parameters %s (expected type "
+                             "and threshold)" % ', '.join(sorted(params)))
+        self._compression = threshold
 
     # -- optimizer on the store -----------------------------------------------------------
     def set_optimizer(self, optimizer):

@@ -66,6 +66,7 @@ class LocalKVStore(KVStore):
         self._load = {}       # context -> bytes of the keys it sums ('device')
         self._merged = {}     # key -> the sum of a push, when an updater consumes it
         self._staging = {}    # (key, source context) -> copy of a value on the merge device
+        self._residual = {}   # (key, source context) -> 2-bit compression residual, quantised
 
     def _has(self, key):
         return key in self._store
@@ -137,6 +138,8 @@ class LocalKVStore(KVStore):
     def _sum_on(self, m, items, where):
         """Sums the values of each item into its target with one operation on ``m``, after
         copying the values held on other devices into staging buffers on ``m``."""
+        if self._compression is not None:
+            items = self._quantize(items, where)
         dev = m.torch_device
         copies = {}
         sources = []
@@ -164,6 +167,38 @@ class LocalKVStore(KVStore):
                 rows = [i for i, srcs in enumerate(sources) if len(srcs) > j]
                 torch._foreach_add_([ts[i] for i in rows], [sources[i][j]._tensor() for i in rows])
         _engine.current().push(fn, reads, writes, m, '_kvstore_reduce', where)
+
+    def _quantize(self, items, where):
+        """The items with each value replaced by its 2-bit quantisation (see
+        ``set_gradient_compression``), computed on the value's device, one operation per
+        device."""
+        t = self._compression
+        by_ctx = {}
+        out = []
+        for k, target, vals in items:
+            qs = []
+            for v in vals:
+                bufs = self._residual.get((k, v.context))
+                if bufs is None:
+                    bufs = self._residual[(k, v.context)] = (
+                        zeros(v.shape, v.context, dtype=v.dtype),
+                        zeros(v.shape, v.context, dtype=v.dtype))
+                by_ctx.setdefault(v.context, []).append((v,) + bufs)
+                qs.append(bufs[1])
+            out.append((k, target, qs))
+        for ctx, triples in by_ctx.items():
+            def fn(triples=triples):
+                for v, r, q in triples:
+                    rt, qt = r._tensor(), q._tensor()
+                    rt.add_(v._tensor())
+                    qt.zero_()
+                    qt.masked_fill_(rt >= t, t)
+                    qt.masked_fill_(rt <= -t, -t)
+                    rt.sub_(qt)
+            _engine.current().push(fn, [v._var for v, _, _ in triples],
+                                   [a._var for _, r, q in triples for a in (r, q)], ctx,
+                                   '_kvstore_quantize', where)
+        return out
 
     def _reduce_workers(self, keys, merged):
         """Sums ``merged`` across the processes of a distributed store; one process: nothing
