@@ -166,6 +166,10 @@ _LOSSES = textwrap.dedent('''
     run('logistic_binary', gloss.LogisticLoss(label_format='binary'), pred, binary)
     run('triplet', gloss.TripletLoss(), pred, label, rs.randn(4, 5).astype('float32'))
     run('poisson', gloss.PoissonNLLLoss(), pred, np.abs(label))
+    seq = rs.randn(2, 6, 5).astype('float32')
+    run('ctc', gloss.CTCLoss(), seq, np.array([[0, 1, 1], [2, -1, -1]], dtype='float32'))
+    run('ctc_tnc', gloss.CTCLoss(layout='TNC', label_layout='TN'), seq.transpose(1, 0, 2),
+        np.array([[0, 2], [1, -1], [1, -1]], dtype='float32'))
 ''')
 
 

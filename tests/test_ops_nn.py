@@ -516,6 +516,12 @@ _DIFF_CODE = textwrap.dedent('''
     run('lrn', lambda: mx.nd.LRN(x, nsize=3, alpha=0.01), x)
     run('makeloss', lambda: mx.nd.MakeLoss(xs, grad_scale=3, normalization='batch'), xs)
     run('activation_softrelu', lambda: mx.nd.Activation(xs, act_type='softrelu'), xs)
+    xc = A(6, 2, 5)
+    run('ctc', lambda: mx.nd.CTCLoss(xc, mx.nd.array([[1, 2, 2], [3, 0, 0]])), xc)
+    run('ctc_lengths', lambda: mx.nd.CTCLoss(xc, mx.nd.array([[0, 1, 1], [2, -1, -1]]),
+                                             mx.nd.array([6, 4]), mx.nd.array([3, 1]),
+                                             use_data_lengths=True, use_label_lengths=True,
+                                             blank_label='last'), xc)
 ''')
 
 

@@ -544,6 +544,44 @@ def _softmax_cross_entropy(data, label):
 register('softmax_cross_entropy', inputs=('data', 'label'))(_softmax_cross_entropy)
 
 
+def _ctc_loss(data, label, data_lengths=None, label_lengths=None, use_data_lengths=False,
+              use_label_lengths=False, blank_label='first'):
+    """Connectionist temporal classification loss per sequence: ``data`` holds activations
+    (T, N, C) (softmax is applied here), ``label`` (N, L) the classes, padded with 0 when the
+    blank is the 'first' class and with -1 when it is the 'last'; the lengths, when used,
+    give each sequence's data and label length."""
+    t, n, c = data.shape
+    lab = label.to(torch.int64)
+    if use_label_lengths:
+        llen = label_lengths.to(torch.int64)
+    else:
+        pad = lab == (0 if blank_label == 'first' else -1)
+        # the first padding position, or the full width where there is none
+        llen = torch.where(pad.any(dim=1), pad.to(torch.int8).argmax(dim=1),
+                           torch.full((n,), lab.shape[1], dtype=torch.int64, device=lab.device))
+    dlen = data_lengths.to(torch.int64) if use_data_lengths else \
+        torch.full((n,), t, dtype=torch.int64, device=data.device)
+    blank = 0 if blank_label == 'first' else c - 1
+    logp = torch.log_softmax(data, dim=-1)
+    return F.ctc_loss(logp, lab.clamp(min=0), dlen, llen, blank=blank, reduction='none')
+
+
+def _ctc_infer(attrs, shapes, dtypes):
+    data, label = shapes[0], shapes[1]
+    if len(data) != 3 or len(label) != 2 or label[0] != data[1]:
+        raise ShapeError("CTCLoss: data must be (sequence, batch, classes) and label (batch, "
+                         "label length), got %s and %s" % (tuple(data), tuple(label)))
+    return ((data[1],),), (dtypes[0],)
+
+
+register('CTCLoss', inputs=('data', 'label', 'data_lengths', 'label_lengths'),
+         aliases=('ctc_loss', '_contrib_CTCLoss', '_contrib_ctc_loss'), infer=_ctc_infer,
+         drop_inputs=lambda attrs: (() if attrs['use_data_lengths'] else ('data_lengths',)) +
+         (() if attrs['use_label_lengths'] else ('label_lengths',)),
+         attrs={'use_data_lengths': Bool(False), 'use_label_lengths': Bool(False),
+                'blank_label': Enum('first', 'last', default='first')})(_ctc_loss)
+
+
 # -- losses whose gradient ignores the head gradient -------------------------------------
 
 def _make_loss(data, grad_scale=1.0, valid_thresh=0.0, normalization='null'):
