@@ -394,6 +394,8 @@ def test_dropout_modes():
     assert (shared == shared[:, :1]).all()                      # one mask value per row
     always = nd.Dropout(x, p=0.5, mode='always').asnumpy()
     assert (always == 0).any()
+    with pytest.raises(mx.MXNetError, match=r'Dropout: axes=\(2,\) is out of range'):
+        nd.Dropout(x, p=0.5, axes=(2,))
 
 
 def test_fill_rules():

@@ -799,7 +799,16 @@ def _dropout(data, p, mode, axes, cudnn_off, is_train, generator):
     return data * mask
 
 
-register('Dropout', rng=True, train=True, infer=_same_shape, infer_attrs=(),
+def _dropout_infer(attrs, shapes, dtypes):
+    n = len(shapes[0])
+    for a in attrs['axes']:
+        if not -n <= a < n:
+            raise ShapeError("Dropout: axes=%s is out of range for data of shape %s"
+                             % (attrs['axes'], tuple(shapes[0])))
+    return (shapes[0],), (dtypes[0],)
+
+
+register('Dropout', rng=True, train=True, infer=_dropout_infer, infer_attrs=('axes',),
          attrs={'p': Float(0.5), 'mode': Enum('training', 'always', default='training'),
                 'axes': Shape(()), 'cudnn_off': BoolOrNone(False)})(_dropout)
 
