@@ -317,3 +317,37 @@ def test_cast(ctx):
     assert nd.cast(nd.array(x), 'int32').asnumpy().tolist() == [[1, -2, 3]]
     assert nd.array(x).astype('float16').dtype == np.float16
     assert nd.array(x).astype(np.uint8, copy=False).dtype == np.uint8
+
+
+@pytest.mark.parametrize('name,ref', [
+    ('_maximum', np.maximum), ('_minimum', np.minimum), ('_power', np.power),
+    ('_mod', np.mod), ('_hypot', np.hypot), ('_plus', np.add), ('_minus', np.subtract),
+    ('_mul', np.multiply), ('_div', np.divide),
+])
+def test_same_shape_binary_by_internal_name(name, ref, ctx):
+    a = RNG.uniform(0.5, 2.0, size=(2, 3))
+    b = RNG.uniform(0.6, 2.1, size=(2, 3))
+    check_op(nd.ndarray._op(name), ref, [a, b], ctx)
+    with pytest.raises(mx.MXNetError, match='differ'):
+        nd.ndarray._op(name)(nd.ones((2, 3)), nd.ones((1, 3)))
+
+
+@pytest.mark.parametrize('name,ref', [c for c in COMPARE], ids=[c[0] for c in COMPARE])
+def test_same_shape_compare_and_scalar_forms(name, ref):
+    a = np.array([[1.0, 0.0, 3.0], [2.0, 2.0, -1.0]])
+    b = np.array([[1.0, 0.0, 2.0], [0.0, 2.0, 5.0]])
+    out = nd.ndarray._op('_' + name)(nd.array(a), nd.array(b))
+    assert out.asnumpy().tolist() == ref(a, b).astype(np.float32).tolist()
+    s = nd.ndarray._op('_%s_scalar' % name)(nd.array(a), scalar=2.0)
+    assert s.asnumpy().tolist() == ref(a, 2.0).astype(np.float32).tolist()
+
+
+def test_hypot_rpower_and_bernoulli_scalars(ctx):
+    x = RNG.uniform(0.5, 2.0, size=(2, 3))
+    check_op(lambda a: nd.ndarray._op('_hypot_scalar')(a, scalar=3.0),
+             lambda a: np.hypot(a, 3.0), [x], ctx)
+    check_op(lambda a: nd.ndarray._op('_rpower_scalar')(a, scalar=2.0), lambda a: 2.0 ** a,
+             [x], ctx)
+    mx.random.seed(0)
+    mask = nd.ndarray._op('_bernoulli_like')(nd.ones((1000,), ctx=ctx), p=0.3).asnumpy()
+    assert set(np.unique(mask)) <= {0.0, 1.0} and abs(mask.mean() - 0.3) < 0.06

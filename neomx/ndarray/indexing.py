@@ -220,13 +220,15 @@ def setitem(x, key, value):
 def _check_shape(x, key, arrays, value):
     """Raises now, in the caller's thread, when the index does not fit the array or the value
     cannot be assigned to the selection."""
-    m = torch.empty(x._shape, device='meta')
-    k = _fill(key, [torch.zeros(a._shape, dtype=torch.long, device='meta') for a in arrays]) \
-        if arrays else _ascending(x._shape, key)[0]
-    try:
-        target = tuple(m[k].shape)
-    except IndexError as e:
-        raise IndexError("index %r does not fit shape %s: %s" % (key, x._shape, e)) from None
+    if not arrays:
+        target = _geometry(x._shape, key)[0]      # memoised; raises IndexError
+    else:
+        m = torch.empty(x._shape, device='meta')
+        k = _fill(key, [torch.zeros(a._shape, dtype=torch.long, device='meta') for a in arrays])
+        try:
+            target = tuple(m[k].shape)
+        except IndexError as e:
+            raise IndexError("index %r does not fit shape %s: %s" % (key, x._shape, e)) from None
     if not isinstance(value, NDArray):
         return
     vshape = tuple(value._shape)

@@ -95,8 +95,6 @@ def _register_binary(name, f, elem_aliases):
     aliases = ('broadcast_plus',) if name == 'add' else ('broadcast_minus',) if name == 'sub' else ()
     register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=_broadcast_rule, infer_attrs=(),
              aliases=aliases)(bk)
-    if name in ('hypot',):
-        return
 
     def ek(lhs, rhs):
         return f(lhs, rhs)
