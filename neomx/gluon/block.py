@@ -629,14 +629,17 @@ class HybridBlock(Block):
         graph once hybridized) or with ``F = neomx.sym`` on Symbols."""
         if isinstance(x, NDArray):
             ctx = x._ctx
+            cur = current_context()
+            here = cur is ctx or cur == ctx     # no context switch needed
             if self._active:
+                if here:
+                    return _hybrid.call_cached_op(self, x, *args)
                 with ctx:
                     return _hybrid.call_cached_op(self, x, *args)
             params = self._pcache.get(ctx) if self._pcache_epoch == _EPOCH[0] else None
             if params is None:
                 params = self._params_on(ctx, (x,) + args)
-            cur = current_context()
-            if cur is ctx or cur == ctx:
+            if here:
                 return self.hybrid_forward(ndarray, x, *args, **params)
             with ctx:
                 return self.hybrid_forward(ndarray, x, *args, **params)
