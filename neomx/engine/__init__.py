@@ -7,6 +7,7 @@ The policy is chosen by ``NEOMX_ENGINE_TYPE`` (or ``MXNET_ENGINE_TYPE``): ``Thre
 >>> mx.engine.engine_type()
 'ThreadedEngine'
 """
+import atexit
 import contextlib
 
 from ..base import MXNetError, env_str
@@ -29,6 +30,19 @@ def _make(kind):
 
 
 _engine = _make(env_str('NEOMX_ENGINE_TYPE', 'MXNET_ENGINE_TYPE', default='ThreadedEngine'))
+
+
+def _wait_at_exit():
+    # A worker thread still inside a torch call when the interpreter shuts down is ended by a
+    # forced unwind through C++ frames, which aborts the process ("terminate called without
+    # an active exception"): finish what is queued first, as MXNet does at shutdown.
+    try:
+        _engine.waitall()
+    except Exception:   # errors nobody waited for are not reported at exit, as in MXNet
+        pass
+
+
+atexit.register(_wait_at_exit)
 
 
 def current():
