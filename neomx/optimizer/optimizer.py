@@ -315,68 +315,78 @@ class Optimizer:
 
     def _update_fused(self, index, weight, grad, state, multi_precision):
         if isinstance(index, (list, tuple)):
-            indices, weights, grads, states = list(index), list(weight), list(grad), list(state)
+            indices, weights, grads, states = index, weight, grad, state
         else:
             indices, weights, grads, states = [index], [weight], [grad], [state]
         if not (len(indices) == len(weights) == len(grads) == len(states)):
             raise MXNetError("%s.update: %d indices, %d weights, %d gradients and %d states"
                              % (type(self).__name__, len(indices), len(weights), len(grads),
                                 len(states)))
-        name = type(self).__name__
         self._update_count(indices)
         lrs, wds, extras = self._step_values(indices, self._get_lrs(indices),
                                              self._get_wds(indices))
+        # One pass over the parameters (this runs at every step): check them and sort them by
+        # device into the lists of one engine operation each.
         groups = {}
-        for k, (idx, w, g, s) in enumerate(zip(indices, weights, grads, states)):
-            if not isinstance(w, NDArray) or not isinstance(g, NDArray):
-                raise MXNetError("%s.update: weight and gradient of index %r must be NDArrays, "
-                                 "got %s and %s" % (name, idx, type(w).__name__,
-                                                    type(g).__name__))
+        for k, w in enumerate(weights):
+            g, s = grads[k], states[k]
+            if not (isinstance(w, NDArray) and isinstance(g, NDArray)):
+                self._bad_argument(indices[k], w, g, 'types')
             key = w._ctx.key
-            if g._ctx.key != key:
-                raise MXNetError("%s.update: the weight of index %r is on %s but its gradient "
-                                 "is on %s" % (name, idx, w.context, g.context))
-            if w._shape != g._shape:
-                raise MXNetError("%s.update: the weight of index %r has shape %s but its "
-                                 "gradient has shape %s" % (name, idx, w.shape, g.shape))
+            if g._ctx.key != key or w._shape != g._shape:
+                self._bad_argument(indices[k], w, g, 'grad')
+            grp = groups.get(key)
+            if grp is None:
+                grp = groups[key] = _Group(w._ctx)
             master = None
             if multi_precision and w._dtype == 'float16':
                 master, s = self._split_mp_state(s)
-            own = () if s is None else (s,) if isinstance(s, NDArray) else tuple(s)
+                if master._ctx.key != key:
+                    self._bad_argument(indices[k], w, master, 'master copy')
+                grp.writes.append(master._var)
+            if s is None:
+                own = ()
+            elif isinstance(s, NDArray):
+                own = (s,)
+            else:
+                own = tuple(s)
             for a in own:
-                if a is not None and a._ctx.key != key:
-                    raise MXNetError("%s.update: the weight of index %r is on %s but its state "
-                                     "is on %s (use one Updater per device)"
-                                     % (name, idx, w.context, a.context))
-            if master is not None and master._ctx.key != key:
-                raise MXNetError("%s.update: the weight of index %r is on %s but its master "
-                                 "copy is on %s" % (name, idx, w.context, master.context))
-            group = groups.get(key)
-            if group is None:
-                group = groups[key] = (w._ctx, [])
-            group[1].append((w, g, master, own, lrs[k], wds[k], extras[k]))
+                if a is not None:
+                    if a._ctx.key != key:
+                        self._bad_argument(indices[k], w, a, 'state')
+                    grp.writes.append(a._var)
+            grp.reads.append(g._var)
+            grp.writes.append(w._var)
+            grp.items.append((w, g, master, own))
+            grp.lrs.append(lrs[k])
+            grp.wds.append(wds[k])
+            grp.extras.append(extras[k])
         hyper = self._hyper()
         where = user_line()
-        for ctx, items in groups.values():
-            self._push(ctx, items, hyper, name, where)
+        for grp in groups.values():
+            self._push(grp, hyper, type(self).__name__ + '_update', where)
 
-    def _push(self, ctx, items, hyper, name, where):
-        """One engine operation running ``_kernel`` on ``items`` (all on ``ctx``)."""
-        reads, writes = [], []
-        for w, g, master, own, _, _, _ in items:
-            reads.append(g._var)
-            writes.append(w._var)
-            if master is not None:
-                writes.append(master._var)
-            writes.extend(a._var for a in own if a is not None)
-        lrs = [it[4] for it in items]
-        wds = [it[5] for it in items]
-        extras = [it[6] for it in items]
+    def _bad_argument(self, idx, w, other, what):
+        name = type(self).__name__
+        if what == 'types':
+            raise MXNetError("%s.update: weight and gradient of index %r must be NDArrays, got %s "
+                             "and %s" % (name, idx, type(w).__name__, type(other).__name__))
+        if what == 'grad' and other.context == w.context:
+            raise MXNetError("%s.update: the weight of index %r has shape %s but its gradient "
+                             "has shape %s" % (name, idx, w.shape, other.shape))
+        raise MXNetError("%s.update: the weight of index %r is on %s but its %s is on %s%s"
+                         % (name, idx, w.context, 'gradient' if what == 'grad' else what,
+                            other.context,
+                            ' (use one Updater per device)' if what == 'state' else ''))
+
+    def _push(self, grp, hyper, name, where):
+        """One engine operation running ``_kernel`` on the parameters of ``grp``."""
+        items, lrs, wds, extras = grp.items, grp.lrs, grp.wds, grp.extras
         kernel = self._kernel
 
         def fn():
             ws, gs, ss, casts = [], [], [], []
-            for w, g, master, own, _, _, _ in items:
+            for w, g, master, own in items:
                 gt = g._tensor()
                 if master is not None:
                     wt = master._tensor()
@@ -392,7 +402,7 @@ class Optimizer:
                     kernel(*batch, hyper)
                 for dst, src in casts:
                     dst.copy_(src)
-        _engine.current().push(fn, reads, writes, ctx, name + '_update', where)
+        _engine.current().push(fn, grp.reads, grp.writes, grp.ctx, name, where)
 
     # -- pickling: the Parameters of param_dict stay with the Trainer -----------------------
     def __getstate__(self):
@@ -407,6 +417,16 @@ class Optimizer:
 
 register = Optimizer.register
 create = Optimizer.create_optimizer
+
+class _Group:
+    """The parameters of one update on one device: one engine operation."""
+    __slots__ = ('ctx', 'items', 'lrs', 'wds', 'extras', 'reads', 'writes')
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.items, self.lrs, self.wds, self.extras = [], [], [], []
+        self.reads, self.writes = [], []
+
 
 # Elements per kernel call. A kernel makes a dozen passes over its tensors; on a CPU, tensors
 # of one batch stay in the L2 cache between passes, which halves the time of an update of
