@@ -56,6 +56,12 @@ CONFIGS = [
     ('nadam', {'learning_rate': 0.01, 'wd': 0.01}, 'updater'),
     ('ftml', {'learning_rate': 0.01, 'wd': 0.01, 'clip_gradient': 0.5}, 'single'),
     ('test', {'rescale_grad': 0.5}, 'updater'),
+    ('lamb', {'learning_rate': 0.01, 'wd': 0.01}, 'updater'),
+    ('lamb', {'learning_rate': 0.01, 'bias_correction': False, 'clip_gradient': 0.5,
+              'lower_bound': 0.5, 'upper_bound': 2.0}, 'updater'),
+    ('lamb', {'learning_rate': 0.01, 'wd': 0.01, 'rescale_grad': 0.5}, 'single'),
+    ('dcasgd', {'learning_rate': 0.1, 'wd': 0.01, 'lamda': 0.1}, 'updater'),
+    ('dcasgd', {'learning_rate': 0.1, 'clip_gradient': 0.3}, 'single'),
 ]
 # float16 weights: the optimizer keeps float32 master copies.
 MP_CONFIGS = [
@@ -371,3 +377,12 @@ def test_gpu_updates_match_cpu(dtype, name, kwargs):
     tol = 1e-3 if dtype == 'float16' else 1e-5
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=tol, atol=tol)
+
+
+def test_sgld_adds_gaussian_noise_of_variance_lr():
+    opt = mx.optimizer.SGLD(learning_rate=0.01)
+    w = nd.zeros((20000,))
+    mx.optimizer.get_updater(opt)(0, nd.ones((20000,)), w)
+    values = w.asnumpy()
+    assert abs(values.mean() - (-0.005)) < 0.003      # half a gradient step, on average
+    assert abs(values.std() - 0.1) < 0.003            # noise of standard deviation sqrt(lr)

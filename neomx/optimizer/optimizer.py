@@ -35,8 +35,8 @@ from ..ndarray import NDArray, zeros
 from ..ndarray.ndarray import user_line
 
 __all__ = ['Optimizer', 'SGD', 'ccSGD', 'NAG', 'Signum', 'Adam', 'AdamW', 'Adamax', 'Nadam',
-           'RMSProp', 'AdaGrad', 'AdaDelta', 'Ftrl', 'FTML', 'Test', 'Updater', 'create',
-           'get_updater', 'register']
+           'RMSProp', 'AdaGrad', 'AdaDelta', 'Ftrl', 'FTML', 'LAMB', 'DCASGD', 'SGLD', 'Test',
+           'Updater', 'create', 'get_updater', 'register']
 
 
 # The scalar helpers are memoised: the same few learning rates come back at every step, and
@@ -85,6 +85,7 @@ class Optimizer:
     """
     opt_registry = {}
     _kernel = None          # built-in optimizers define their update as _kernel (see SGD)
+    _elementwise = True     # whether the kernel may run on chunks of the tensors
 
     def __init__(self, rescale_grad=1., param_idx2name=None, wd=0., clip_gradient=None,
                  learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
@@ -383,6 +384,7 @@ class Optimizer:
         """One engine operation running ``_kernel`` on the parameters of ``grp``."""
         items, lrs, wds, extras = grp.items, grp.lrs, grp.wds, grp.extras
         kernel = self._kernel
+        elementwise = self._elementwise
 
         def fn():
             ws, gs, ss, casts = [], [], [], []
@@ -398,8 +400,11 @@ class Optimizer:
                 gs.append(gt)
                 ss.append([None if a is None else a._tensor() for a in own])
             with torch.no_grad():
-                for batch in _cache_batches(ws, gs, ss, lrs, wds, extras):
-                    kernel(*batch, hyper)
+                if elementwise:
+                    for batch in _cache_batches(ws, gs, ss, lrs, wds, extras):
+                        kernel(*batch, hyper)
+                else:
+                    kernel(ws, gs, ss, lrs, wds, extras, hyper)
                 for dst, src in casts:
                     dst.copy_(src)
         _engine.current().push(fn, grp.reads, grp.writes, grp.ctx, name, where)
@@ -1117,6 +1122,137 @@ class FTML(Optimizer):
             zk.sub_((d_t - d[k] * float(b1)) * ws[k])
             d[k].copy_(d_t)
             ws[k].copy_(-zk / d_t)
+
+
+@register
+class LAMB(Optimizer):
+    """LAMB (You et al.): Adam's step scaled per tensor by the trust ratio
+    ``||weight|| / ||step||``, as MXNet's multi-tensor ``multi_lamb_update``::
+
+        g = clip(rescale_grad * grad)
+        mean = beta1 * mean + (1 - beta1) * g
+        var = beta2 * var + (1 - beta2) * g * g
+        step = mean_hat / (sqrt(var_hat) + epsilon) + wd * weight   (bias-corrected hats)
+        r1 = ||weight|| clipped to [lower_bound, upper_bound]; r2 = ||step||
+        weight -= lr * (r1 / r2 if r1 and r2 else 1) * step
+    """
+    _elementwise = False     # the norms need whole tensors
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6,
+                 lower_bound=None, upper_bound=None, bias_correction=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        self.bias_correction = bias_correction
+        self.aggregate_num = max(1, min(45, _aggregate_size(45)))
+
+    create_state = Adam.create_state
+
+    def _hyper(self):
+        h = super()._hyper()
+        h.update(beta1=_f32(self.beta1), beta2=_f32(self.beta2),
+                 one_b1=_sub32(1.0, self.beta1), one_b2=_sub32(1.0, self.beta2),
+                 epsilon=_f32(self.epsilon), bias_correction=self.bias_correction,
+                 lower=_f32(self.lower_bound) if self.lower_bound else None,
+                 upper=_f32(self.upper_bound) if self.upper_bound else None)
+        return h
+
+    def _step_values(self, indices, lrs, wds):
+        counts = self._index_update_count
+        return lrs, wds, [counts[idx] for idx in indices]
+
+    def _kernel(self, ws, gs, ss, lrs, wds, extras, h):
+        g = _rescaled(gs, h)
+        means, variances = _states(ss, 0), _states(ss, 1)
+        torch._foreach_mul_(means, h['beta1'])
+        torch._foreach_add_(means, torch._foreach_mul(g, h['one_b1']))
+        torch._foreach_mul_(variances, h['beta2'])
+        sq = torch._foreach_mul(g, h['one_b2'])
+        torch._foreach_mul_(sq, g)
+        torch._foreach_add_(variances, sq)
+        if h['bias_correction']:
+            one = np.float32(1)
+            b1, b2 = np.float32(h['beta1']), np.float32(h['beta2'])
+            mean_hat = torch._foreach_div(means, [float(one - b1 ** np.float32(t))
+                                                  for t in extras])
+            denom = torch._foreach_div(variances, [float(one - b2 ** np.float32(t))
+                                                   for t in extras])
+        else:
+            mean_hat, denom = means, torch._foreach_mul(variances, 1.0)
+        torch._foreach_sqrt_(denom)
+        torch._foreach_add_(denom, h['epsilon'])
+        step = torch._foreach_div(mean_hat, denom)
+        if any(wds):
+            torch._foreach_add_(step, torch._foreach_mul(ws, [_f32(wd) for wd in wds]))
+        for w, st, lr in zip(ws, step, lrs):
+            r1 = w.float().square().sum().sqrt()
+            r2 = st.float().square().sum().sqrt()
+            if h['lower'] is not None:
+                r1 = torch.clamp(r1, min=h['lower'])
+            if h['upper'] is not None:
+                r1 = torch.clamp(r1, max=h['upper'])
+            ratio = torch.where((r1 == 0) | (r2 == 0), torch.ones_like(r1), r1 / r2)
+            w.sub_(st * (ratio * _f32(lr)).to(w.dtype))
+
+
+@register
+class DCASGD(Optimizer):
+    """Delay-compensated asynchronous SGD (Zheng et al.)::
+
+        g = clip(rescale_grad * grad)
+        mom = momentum * mom - lr * (g + wd * weight + lamda * g * g * (weight - previous))
+        previous = weight
+        weight += mom
+    """
+
+    def __init__(self, momentum=0.0, lamda=0.04, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = momentum
+        self.weight_previous = {}
+        self.lamda = lamda
+
+    def create_state(self, index, weight):
+        mom = None if self.momentum == 0.0 else zeros(weight.shape, weight.context,
+                                                       dtype=weight.dtype)
+        return (mom, weight.copy())
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr = self._get_lr(index)
+        wd = self._get_wd(index)
+        grad = grad * self.rescale_grad
+        if self.clip_gradient is not None:
+            grad = grad.clip(-self.clip_gradient, self.clip_gradient)
+        mom, previous = state
+        step = -lr * (grad + wd * weight + self.lamda * grad * grad * (weight - previous))
+        if mom is not None:
+            mom[:] *= self.momentum
+            mom[:] += step
+        else:
+            mom = step
+        previous[:] = weight
+        weight[:] += mom
+
+
+@register
+class SGLD(Optimizer):
+    """Stochastic gradient Langevin dynamics: an SGD step of half the learning rate plus
+    Gaussian noise of variance ``lr`` (drawn from the device's generator)."""
+
+    def update(self, index, weight, grad, state):
+        from ..ndarray import random as _random
+        self._update_count(index)
+        lr = self._get_lr(index)
+        wd = self._get_wd(index)
+        grad = grad * self.rescale_grad
+        if self.clip_gradient is not None:
+            grad = grad.clip(-self.clip_gradient, self.clip_gradient)
+        weight[:] += -lr / 2 * (grad + wd * weight)
+        weight[:] += _random.normal(0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype,
+                                    ctx=weight.context)
 
 
 @register
