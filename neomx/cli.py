@@ -239,12 +239,29 @@ def cmd_launch(argv):
         os.environ['OMP_NUM_THREADS'] = str(max(1, cpu_budget() // nproc))
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed import run as torchrun
+    status = 0
     try:
         torchrun.main(targv)
     except ChildFailedError as exc:
         print("neomx launch: %s" % exc, file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    if opts.get('profile'):
+        _merge_rank_traces(opts['profile'], nproc, int(opts.get('node_rank', 0)))
+    return status
+
+
+def _merge_rank_traces(name, nproc, node_rank):
+    """Merges the traces the workers of this machine wrote (``name`` with ``-rank<r>``) into
+    ``name``, so that one file shows them side by side."""
+    from . import profiler
+    root, ext = os.path.splitext(name)
+    paths = ['%s-rank%d%s' % (root, r, ext)
+             for r in range(node_rank * nproc, (node_rank + 1) * nproc)]
+    paths = [p for p in paths if os.path.exists(p)]
+    if paths:
+        n = profiler.merge_traces(paths, name)
+        print("neomx launch: %d events of %d workers merged into %s" % (n, len(paths), name),
+              file=sys.stderr)
 
 
 COMMANDS = {'run': cmd_run, 'profile': cmd_profile, 'launch': cmd_launch}

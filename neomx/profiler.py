@@ -36,7 +36,8 @@ from .base import MXNetError
 
 __all__ = ['set_config', 'set_state', 'dump', 'dumps', 'pause', 'resume', 'Domain', 'Task',
            'Frame', 'Event', 'Counter', 'Marker', 'profiler_set_config', 'profiler_set_state',
-           'dump_profile', 'set_kvstore_handle', 'timeline_png', 'record_interval']
+           'dump_profile', 'set_kvstore_handle', 'timeline_png', 'record_interval',
+           'merge_traces']
 
 _now = time.perf_counter_ns   # CLOCK_MONOTONIC: one time line for all processes of a machine
 
@@ -679,6 +680,30 @@ class Marker:
         if _recording():
             _P.buf.append(('i', _thread_track(), self.name, _now(), _SCOPES[scope],
                            str(self.domain)))
+
+
+# -- traces of several processes ------------------------------------------------------------
+
+def merge_traces(paths, filename):
+    """Writes one trace holding the events of the traces at ``paths`` (the files of the ranks
+    of a distributed job, say): each process keeps its own pid and tracks, and since all
+    timestamps come from the machine's monotonic clock, the processes of one machine line up.
+    Returns the number of events written."""
+    events = []
+    for p in paths:
+        try:
+            with open(p) as f:
+                events.extend(json.load(f)['traceEvents'])
+        except (OSError, ValueError, KeyError) as exc:
+            raise MXNetError("profiler.merge_traces: cannot read the trace %r: %s" % (p, exc)) \
+                from None
+    data = json.dumps({'displayTimeUnit': 'ms', 'traceEvents': events}).encode()
+    directory = os.path.dirname(os.path.abspath(filename))
+    tmp = os.path.join(directory, '.%s.%d.tmp' % (os.path.basename(filename), os.getpid()))
+    with open(tmp, 'wb') as f:
+        f.write(data)
+    os.replace(tmp, filename)
+    return len(events)
 
 
 # -- a picture of a trace ------------------------------------------------------------------
