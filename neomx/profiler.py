@@ -384,9 +384,9 @@ def _wrap_api(eng, buf):
     push, wait_for_var, waitall = cls.push, cls.wait_for_var, cls.waitall
     append = buf.append
 
-    def timed_push(fn, reads, writes, ctx, name, where=None, copy=False, light=False):
+    def timed_push(fn, reads, writes, ctx, name, *args, **kwargs):
         t0 = _now()
-        r = push(eng, fn, reads, writes, ctx, name, where, copy, light)
+        r = push(eng, fn, reads, writes, ctx, name, *args, **kwargs)
         append(('X', _thread_track(), name, t0, _now(), 'push'))
         return r
 

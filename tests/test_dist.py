@@ -217,10 +217,11 @@ def _two_device_round(kv, ps, xs, edit=None):
     return expect, [g.asnumpy() for g in grads]
 
 
-def test_buckets_within_one_process_and_stale_gradients():
+@pytest.mark.parametrize('kind', ['dist_sync', 'dist_device_sync'])
+def test_buckets_within_one_process_and_stale_gradients(kind):
     # Two devices in one process: the bucket sums both devices' gradients during backward;
     # a gradient changed after backward (in-place clipping) is reduced again by the push.
-    kv = mx.kv.create('dist_sync')
+    kv = mx.kv.create(kind)
     ctxs = [mx.cpu(0), mx.cpu(1)]
     rs = np.random.RandomState(3)
     w = rs.randn(6, 4).astype('float32')
