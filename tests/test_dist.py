@@ -44,7 +44,7 @@ net.add(nn.Dense(32, activation='relu'), nn.Dense(16, activation='relu'), nn.Den
 net.initialize(mx.init.Xavier())
 net.hybridize()
 trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.5, 'momentum': 0.9},
-                        kvstore=kv if kv else 'device')
+                        kvstore=kvname if kv else 'device')
 loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 for x, y in loader:
     with autograd.record():
@@ -53,7 +53,8 @@ for x, y in loader:
     trainer.step(GLOBAL_BATCH)
 params = net.collect_params()
 mx.nd.waitall()
-served = kv._bucketer.served if kv is not None and kv._bucketer is not None else 0
+store = trainer._kvstore
+served = store._bucketer.served if kv is not None and store._bucketer is not None else 0
 if rank == 0:
     with open(out, 'w') as f:
         json.dump({'params': [params[k].data().asnumpy().tolist() for k in sorted(params)],
