@@ -113,7 +113,8 @@ def test_errors(kind):
         kv.broadcast(5, a, out=nd.zeros((2, 3)))
     with pytest.raises(MXNetError, match='duplicate init of key 8'):
         kv.init(8, [a, a])
-    with pytest.raises(MXNetError, match=r'key 5 holds shape \(2, 3\) but an array of shape \(3,\)'):
+    with pytest.raises(MXNetError,
+                       match=r'key 5 holds shape \(2, 3\) but an array of shape \(3,\)'):
         kv.push(5, nd.ones((3,)))
     with pytest.raises(MXNetError, match=r'key 5 holds shape \(2, 3\)'):
         kv.pull(5, out=nd.zeros((3,)))
