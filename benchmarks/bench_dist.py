@@ -59,7 +59,6 @@ def neomx_worker(args):
             loss = loss_fn(net(x), y)
         loss.backward()
         trainer.step(GLOBAL_BATCH)
-        return loss
 
     for i in range(args.warmup):
         step(i)
@@ -68,8 +67,7 @@ def neomx_worker(args):
         kv.barrier()
     t0 = time.perf_counter()
     for i in range(args.steps):
-        loss = step(i)
-    loss.wait_to_read()
+        step(i)
     nd.waitall()
     if kv:
         kv.barrier()
