@@ -351,3 +351,16 @@ def test_hypot_rpower_and_bernoulli_scalars(ctx):
     mx.random.seed(0)
     mask = nd.ndarray._op('_bernoulli_like')(nd.ones((1000,), ctx=ctx), p=0.3).asnumpy()
     assert set(np.unique(mask)) <= {0.0, 1.0} and abs(mask.mean() - 0.3) < 0.06
+
+
+def test_amp_casts(ctx):
+    x = RNG.randn(2, 3)
+    out = check_op(lambda a: nd.amp_cast(a, dtype='float64'), lambda a: a, [x], ctx)
+    assert out[0].dtype == np.float64
+    assert nd.amp_cast(nd.ones(2, dtype='int32'), dtype='float16').dtype == np.int32
+    a, b, c = nd.amp_multicast(nd.ones(2, dtype='float16'), nd.ones(2), nd.ones(2, dtype='int32'),
+                               num_outputs=3)
+    assert (a.dtype, b.dtype, c.dtype) == (np.float32, np.float32, np.int32)
+    a, b = nd.amp_multicast(nd.ones(2, dtype='float16'), nd.ones(2), num_outputs=2,
+                            cast_narrow=True)
+    assert a.dtype == b.dtype == np.float16

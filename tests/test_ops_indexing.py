@@ -192,3 +192,57 @@ def test_contrib_isnan_isinf_isfinite():
     assert nd.contrib.isnan(x).asnumpy().tolist() == [0, 1, 0, 0]
     assert nd.contrib.isinf(x).asnumpy().tolist() == [0, 0, 1, 1]
     assert nd.contrib.isfinite(x).asnumpy().tolist() == [1, 0, 0, 0]
+
+
+def test_ravel_unravel(ctx):
+    idx = nd.array([[1, 2], [0, 3]], ctx=ctx)
+    flat = nd.ravel_multi_index(idx, shape=(3, 4))
+    assert flat.asnumpy().tolist() == np.ravel_multi_index(([1, 2], [0, 3]), (3, 4)).tolist()
+    back = nd.unravel_index(flat, shape=(3, 4))
+    assert back.shape == (2, 2) and back.asnumpy().tolist() == [[1, 2], [0, 3]]
+    with pytest.raises(mx.MXNetError, match='ravel_multi_index'):
+        nd.ravel_multi_index(nd.ones((3, 2)), shape=(3, 4))
+
+
+SEQ = np.arange(24, dtype=np.float64).reshape(3, 2, 4) * 0.1
+
+
+def _np_mask(x, lengths, value=0.0, axis=0):
+    out = x.copy()
+    for b, n in enumerate(lengths):
+        if axis == 0:
+            out[int(n):, b] = value
+        else:
+            out[b, int(n):] = value
+    return out
+
+
+def test_sequence_mask(ctx):
+    lengths = np.array([1, 3], dtype=np.float32)
+    check_op(lambda x, n: nd.SequenceMask(x, n, use_sequence_length=True, value=-1),
+             lambda x, n: _np_mask(x, n, -1), [SEQ, lengths], ctx, wrt=[0])
+    check_op(lambda x, n: nd.SequenceMask(x, n, use_sequence_length=True, axis=1),
+             lambda x, n: _np_mask(x, n, 0, axis=1), [SEQ.transpose(1, 0, 2), lengths], ctx,
+             wrt=[0])
+    check_op(nd.SequenceMask, lambda x: x, [SEQ], ctx)     # no lengths: nothing masked
+    with pytest.raises(mx.MXNetError, match='sequence_length'):
+        nd.SequenceMask(nd.array(SEQ), nd.array([1, 2, 3]), use_sequence_length=True)
+
+
+def test_sequence_last_and_reverse(ctx):
+    lengths = np.array([1, 3], dtype=np.float32)
+    check_op(lambda x, n: nd.SequenceLast(x, n, use_sequence_length=True),
+             lambda x, n: np.stack([x[0, 0], x[2, 1]]), [SEQ, lengths], ctx, wrt=[0])
+    check_op(nd.SequenceLast, lambda x: x[-1], [SEQ], ctx)
+    check_op(lambda x, n: nd.SequenceLast(x, n, use_sequence_length=True, axis=1),
+             lambda x, n: np.stack([x[0, 0], x[1, 2]]), [SEQ.transpose(1, 0, 2), lengths], ctx,
+             wrt=[0])
+
+    def reverse(x, n):
+        out = x.copy()
+        for b, k in enumerate(n.astype(int)):
+            out[:k, b] = x[:k, b][::-1]
+        return out
+    check_op(lambda x, n: nd.SequenceReverse(x, n, use_sequence_length=True), reverse,
+             [SEQ, lengths], ctx, wrt=[0])
+    check_op(nd.SequenceReverse, lambda x: x[::-1], [SEQ], ctx)

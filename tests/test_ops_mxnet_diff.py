@@ -95,6 +95,13 @@ CASES = [
     'nd.gather_nd(A, nd.array([[0, 2], [1, 3]]))', 'nd.gather_nd(A, nd.array([[0, 2]]))',
     'nd.scatter_nd(nd.array([9, 8]), nd.array([[0, 1], [1, 2]]), shape=(2, 3))',
     'nd.contrib.boolean_mask(A, nd.array([1, 0, 1]))', "nd.batch_take(A, nd.array([0, 3, 1], dtype='int32'))",
+    'nd.SequenceMask(X3, nd.array([1, 3]), use_sequence_length=True, value=-1, axis=1)',
+    'nd.SequenceLast(X3, nd.array([2, 1]), use_sequence_length=True, axis=1)',
+    'nd.SequenceReverse(X3, nd.array([1, 2, 2]), use_sequence_length=True)',
+    'nd.ravel_multi_index(nd.array([[1, 2], [0, 3]]), shape=(3, 4))',
+    'nd.unravel_index(nd.array([4, 11]), shape=(3, 4))', 'nd.cumsum(A, axis=1)', 'nd.cumsum(I)',
+    'nd.all_finite(N)', 'nd.multi_all_finite(A, P, num_arrays=2)',
+    "nd.amp_cast(A, dtype='float16')",
     # products and linalg
     'nd.dot(A, P, transpose_b=True)', 'nd.dot(A, P, transpose_a=True)',
     'nd.dot(X3, nd.ones((4, 2)))', 'nd.dot(A, nd.ones((4,)))',

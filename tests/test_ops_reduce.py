@@ -173,3 +173,19 @@ def test_softmin(ctx):
     check_op(lambda a: nd.softmin(a, temperature=2.0), lambda a: softmin(a, t=2.0), [x], ctx)
     check_op(lambda a: a.softmin(), softmin, [x], ctx, grad=False)
     assert nd.softmin(nd.array(x), dtype='float64').dtype == np.float64
+
+
+def test_cumsum(ctx):
+    x = RNG.randn(2, 3)
+    check_op(nd.cumsum, lambda a: np.cumsum(a), [x], ctx)
+    check_op(lambda a: nd.cumsum(a, axis=1), lambda a: np.cumsum(a, axis=1), [x], ctx)
+    assert nd.cumsum(nd.array([1, 2], dtype='int32')).dtype == np.int32
+    assert nd.cumsum(nd.array([1, 2]), dtype='float64').dtype == np.float64
+
+
+def test_all_finite():
+    assert nd.all_finite(nd.array([1.0, np.inf])).asnumpy().tolist() == [0]
+    assert nd.all_finite(nd.array([1.0, 2.0])).asnumpy().tolist() == [1]
+    assert nd.multi_all_finite(nd.ones(2), nd.ones(3), num_arrays=2).asnumpy().tolist() == [1]
+    assert nd.multi_all_finite(nd.ones(2), nd.array([np.nan]), num_arrays=2).asnumpy().tolist() \
+        == [0]

@@ -6,7 +6,8 @@ return 0/1 in the input's dtype.
 """
 import torch
 
-from .registry import Float, Int, ShapeError, register
+from ..base import dtype_torch
+from .registry import Bool, DType, Float, Int, ShapeError, register
 
 # -- shape rules --------------------------------------------------------------------------
 
@@ -321,3 +322,45 @@ def _smooth_l1(data, scalar):
 
 register('smooth_l1', inputs=('data',), attrs={'scalar': Float(1.0)}, infer=same_as_input,
          infer_attrs=())(_smooth_l1)
+
+
+# -- mixed precision ---------------------------------------------------------------------------
+
+_FLOAT_WIDTH = {'float16': 0, 'bfloat16': 0, 'float32': 1, 'float64': 2}
+
+
+def _amp_cast(data, dtype):
+    """``data`` in ``dtype`` (integers are left alone, as MXNet's amp_cast)."""
+    if not data.is_floating_point():
+        return data.clone()
+    return data.to(dtype_torch(dtype), copy=True)
+
+
+register('amp_cast', attrs={'dtype': DType()},
+         infer=lambda a, s, d: ((s[0],), (a['dtype'] if d[0] in _FLOAT_WIDTH else d[0],)))(_amp_cast)
+
+
+def _multicast_dtype(attrs, dtypes):
+    floats = [d for d in dtypes if d in _FLOAT_WIDTH]
+    if not floats:
+        return None
+    pick = min if attrs['cast_narrow'] else max
+    return pick(floats, key=lambda d: _FLOAT_WIDTH[d])
+
+
+def _amp_multicast(*data, num_outputs, cast_narrow):
+    """Every input in the widest float dtype among them (the narrowest with ``cast_narrow``)."""
+    names = [str(d.dtype).replace('torch.', '') for d in data]
+    target = _multicast_dtype({'cast_narrow': cast_narrow}, names)
+    return tuple(d.to(dtype_torch(target), copy=True) if target and d.is_floating_point()
+                 else d.clone() for d in data)
+
+
+def _amp_multicast_rule(attrs, shapes, dtypes):
+    target = _multicast_dtype(attrs, dtypes)
+    return tuple(shapes), tuple(target if target and d in _FLOAT_WIDTH else d for d in dtypes)
+
+
+register('amp_multicast', inputs=('*data',), key_var_num_args='num_outputs',
+         num_outputs=lambda attrs: attrs['num_outputs'], infer=_amp_multicast_rule,
+         attrs={'num_outputs': Int(1), 'cast_narrow': Bool(False)})(_amp_multicast)

@@ -217,3 +217,137 @@ def _scatter_nd(data, indices, shape):
 
 
 register('scatter_nd', inputs=('data', 'indices'), attrs={'shape': Shape()})(_scatter_nd)
+
+
+def _ravel_multi_index(data, shape):
+    """Flat indices into ``shape`` of the multi-indices in the columns of ``data`` (ndim, N)."""
+    if data.dim() < 1 or data.shape[0] != len(shape):
+        raise ShapeError("data of shape %s does not hold %d-d indices for shape %s"
+                         % (tuple(data.shape), len(shape), shape))
+    strides = []
+    acc = 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    w = torch.tensor(strides[::-1], dtype=data.dtype, device=data.device)
+    return (data * w.reshape((-1,) + (1,) * (data.dim() - 1))).sum(0)
+
+
+def _unravel_index(data, shape):
+    """The multi-indices into ``shape`` of the flat indices ``data``: shape (ndim,) + data's."""
+    flat = data.long()
+    out = []
+    for d in reversed(shape):
+        out.append(torch.remainder(flat, d))
+        flat = torch.div(flat, d, rounding_mode='floor')
+    return torch.stack(out[::-1]).to(data.dtype)
+
+
+def _ravel_rule(attrs, shapes, dtypes):
+    if not shapes[0] or shapes[0][0] != len(attrs['shape']):
+        raise ShapeError("data of shape %s does not hold %d-d indices for shape %s"
+                         % (shapes[0], len(attrs['shape']), attrs['shape']))
+    return (tuple(shapes[0][1:]) or (1,),), (dtypes[0],)
+
+
+register('_ravel_multi_index', aliases=('ravel_multi_index',), attrs={'shape': Shape()},
+         infer=_ravel_rule)(_ravel_multi_index)
+register('_unravel_index', aliases=('unravel_index',), attrs={'shape': Shape()},
+         infer=lambda a, s, d: (((len(a['shape']),) + tuple(s[0]),), (d[0],)))(_unravel_index)
+
+
+# -- sequences (time-major by default: axis 0 is time, axis 1 the batch) --------------------------
+
+def _seq_lengths(sequence_length, data, axis, use):
+    t = data.shape[axis]
+    batch = data.shape[1 - axis]
+    if not use:
+        return torch.full((batch,), t, dtype=torch.long, device=data.device)
+    if sequence_length is None or tuple(sequence_length.shape) != (batch,):
+        raise ShapeError("sequence_length must have shape (%d,) for data %s, got %s"
+                         % (batch, tuple(data.shape), None if sequence_length is None
+                            else tuple(sequence_length.shape)))
+    return sequence_length.long()
+
+
+def _seq_axis(axis, data):
+    if axis not in (0, 1) or data.dim() < 2:
+        raise ShapeError("axis must be 0 (time-major) or 1 (batch-major) for data of at least "
+                         "2 dims, got axis=%d and shape %s" % (axis, tuple(data.shape)))
+    return axis
+
+
+def _seq_valid(data, lengths, axis):
+    """A boolean mask broadcasting against ``data``: time step < length of its sequence."""
+    t = torch.arange(data.shape[axis], device=data.device)
+    valid = t.reshape(-1, 1) < lengths.reshape(1, -1)          # (T, B)
+    if axis == 1:
+        valid = valid.t()
+    return valid.reshape(tuple(valid.shape) + (1,) * (data.dim() - 2))
+
+
+def _sequence_mask(data, sequence_length=None, use_sequence_length=False, value=0.0, axis=0):
+    """``data`` with the steps beyond each sequence's length set to ``value``."""
+    axis = _seq_axis(axis, data)
+    if data.device.type == 'meta':
+        return torch.empty_like(data)
+    lengths = _seq_lengths(sequence_length, data, axis, use_sequence_length)
+    return torch.where(_seq_valid(data, lengths, axis), data,
+                       torch.tensor(value, dtype=data.dtype, device=data.device))
+
+
+def _sequence_last(data, sequence_length=None, use_sequence_length=False, axis=0):
+    """The last valid step of each sequence: shape ``data.shape`` without the time axis."""
+    axis = _seq_axis(axis, data)
+    out_shape = (data.shape[1 - axis],) + tuple(data.shape[2:])
+    if data.device.type == 'meta':
+        return torch.empty(out_shape, dtype=data.dtype, device='meta')
+    lengths = _seq_lengths(sequence_length, data, axis, use_sequence_length)
+    steps = torch.clamp(lengths - 1, min=0)
+    batch = torch.arange(out_shape[0], device=data.device)
+    return data[steps, batch] if axis == 0 else data[batch, steps]
+
+
+def _sequence_reverse(data, sequence_length=None, use_sequence_length=False, axis=0):
+    """Each sequence's valid steps in reverse order (the padding stays in place)."""
+    if axis != 0:
+        raise ShapeError("SequenceReverse supports axis=0 (time-major) only, got %d" % axis)
+    _seq_axis(axis, data)
+    if data.device.type == 'meta':
+        return torch.empty_like(data)
+    lengths = _seq_lengths(sequence_length, data, 0, use_sequence_length)
+    t = torch.arange(data.shape[0], device=data.device).reshape(-1, 1)
+    src = torch.where(t < lengths.reshape(1, -1), lengths.reshape(1, -1) - 1 - t, t)   # (T, B)
+    batch = torch.arange(data.shape[1], device=data.device).reshape(1, -1)
+    return data[src, batch]
+
+
+def _seq_rule(last):
+    def rule(attrs, shapes, dtypes):
+        data = shapes[0]
+        axis = attrs['axis']
+        if axis not in (0, 1) or len(data) < 2:
+            raise ShapeError("axis must be 0 (time-major) or 1 (batch-major) for data of at "
+                             "least 2 dims, got axis=%d and shape %s" % (axis, data))
+        batch = data[1 - axis]
+        if attrs['use_sequence_length']:
+            n = shapes[1] if len(shapes) > 1 else None
+            if n != (batch,):
+                raise ShapeError("sequence_length must have shape (%d,) for data %s, got %s"
+                                 % (batch, data, n))
+        if last:
+            return ((batch,) + tuple(data[2:]),), (dtypes[0],)
+        return (data,), (dtypes[0],)
+    return rule
+
+
+_SEQ_INPUTS = dict(inputs=('data', 'sequence_length'),
+                   drop_inputs=lambda attrs: () if attrs['use_sequence_length']
+                   else ('sequence_length',))
+register('SequenceMask', attrs={'use_sequence_length': Bool(False), 'value': Float(0.0),
+                                'axis': Int(0)}, infer=_seq_rule(False), **_SEQ_INPUTS)(
+    _sequence_mask)
+register('SequenceLast', attrs={'use_sequence_length': Bool(False), 'axis': Int(0)},
+         infer=_seq_rule(True), **_SEQ_INPUTS)(_sequence_last)
+register('SequenceReverse', attrs={'use_sequence_length': Bool(False), 'axis': Int(0)},
+         infer=_seq_rule(False), **_SEQ_INPUTS)(_sequence_reverse)

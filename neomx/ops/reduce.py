@@ -226,3 +226,31 @@ def _softmin_rule(attrs, shapes, dtypes):
 register('softmin', fluent=True, infer=_softmin_rule,
          attrs={'axis': Int(-1), 'temperature': FloatOrNone(None), 'dtype': DType(None),
                 'use_length': Bool(False)})(_softmin)
+
+
+def _cumsum(a, axis, dtype):
+    """Running sums along ``axis`` (of the flattened array when None)."""
+    x, dim = (a.reshape(-1), 0) if axis is None else (a, axis)
+    if not -max(x.dim(), 1) <= dim < max(x.dim(), 1):
+        raise ShapeError("axis %d is out of range for an array of %d dims" % (dim, a.dim()))
+    out = torch.cumsum(x, dim)
+    return out.to(dtype_torch(dtype) if dtype else a.dtype)
+
+
+register('_np_cumsum', aliases=('cumsum',), inputs=('a',),
+         attrs={'axis': IntOrNone(None), 'dtype': DType(None)})(_cumsum)
+
+
+def _all_finite_kernel(*data, init_output=True, num_arrays=1):
+    """1 (float32, shape (1,)) when every element of every input is finite, else 0."""
+    ok = torch.ones((), dtype=torch.bool, device=data[0].device)
+    for d in data:
+        ok = ok & torch.isfinite(d).all()
+    return ok.reshape(1).to(torch.float32)
+
+
+_FINITE_RULE = dict(infer=lambda a, s, d: (((1,),), ('float32',)), infer_attrs=())
+register('all_finite', attrs={'init_output': Bool(True)}, **_FINITE_RULE)(
+    lambda data, init_output: _all_finite_kernel(data))
+register('multi_all_finite', inputs=('*data',), key_var_num_args='num_arrays',
+         attrs={'num_arrays': Int(1), 'init_output': Bool(True)}, **_FINITE_RULE)(_all_finite_kernel)
