@@ -6,7 +6,8 @@ from .gen import nd_function
 FLUENT = (
     'abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
     'argmax_channel', 'argmin', 'argsort', 'broadcast_axes', 'broadcast_like', 'broadcast_to',
-    'cbrt', 'ceil', 'clip', 'cos', 'cosh', 'degrees', 'depth_to_space', 'diag', 'exp', 'expand_dims',
+    'cbrt', 'ceil', 'clip', 'cos', 'cosh', 'degrees', 'depth_to_space', 'diag', 'exp',
+    'expand_dims',
     'expm1', 'fix', 'flatten', 'flip', 'floor', 'log', 'log10', 'log1p', 'log2', 'log_sigmoid',
     'log_softmax', 'max', 'mean', 'min', 'mish', 'nanprod', 'nansum', 'norm', 'one_hot',
     'ones_like', 'pad', 'pick', 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu', 'repeat',

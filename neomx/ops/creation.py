@@ -65,7 +65,8 @@ def _arange(start, stop, step, repeat, infer_range, ctx, dtype, device):
     n, start, stop = _arange_len(start, stop, step, repeat)
     if device.type == 'meta':
         return torch.empty((n,), dtype=dtype_torch(dtype), device=device)
-    r = torch.arange(n // repeat if repeat else 0, dtype=torch.float64, device=device) * step + start
+    count = n // repeat if repeat else 0
+    r = torch.arange(count, dtype=torch.float64, device=device) * step + start
     if repeat > 1:
         r = r.repeat_interleave(repeat)
     return r.to(dtype_torch(dtype))

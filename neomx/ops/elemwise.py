@@ -93,7 +93,7 @@ def _register_binary(name, f, elem_aliases):
     def bk(lhs, rhs):
         return f(lhs, rhs)
     bk.__doc__ = "Elementwise %s of two arrays with broadcasting." % name
-    aliases = ('broadcast_plus',) if name == 'add' else ('broadcast_minus',) if name == 'sub' else ()
+    aliases = {'add': ('broadcast_plus',), 'sub': ('broadcast_minus',)}.get(name, ())
     register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=_broadcast_rule, infer_attrs=(),
              aliases=aliases)(bk)
 
@@ -255,7 +255,8 @@ def _copy(data):
     return data.clone()
 
 
-register('_copy', inputs=('data',), infer=same_as_input, infer_attrs=(), aliases=('identity',))(_copy)
+register('_copy', inputs=('data',), infer=same_as_input, infer_attrs=(),
+         aliases=('identity',))(_copy)
 
 
 def _detach(data):
@@ -282,8 +283,10 @@ def _ones_like(data):
     return torch.ones_like(data)
 
 
-register('zeros_like', inputs=('data',), infer=same_as_input, infer_attrs=(), fluent=True)(_zeros_like)
-register('ones_like', inputs=('data',), infer=same_as_input, infer_attrs=(), fluent=True)(_ones_like)
+register('zeros_like', inputs=('data',), infer=same_as_input, infer_attrs=(),
+         fluent=True)(_zeros_like)
+register('ones_like', inputs=('data',), infer=same_as_input, infer_attrs=(),
+         fluent=True)(_ones_like)
 
 
 def _clip(data, a_min, a_max):
@@ -337,7 +340,8 @@ def _amp_cast(data, dtype):
 
 
 register('amp_cast', attrs={'dtype': DType()},
-         infer=lambda a, s, d: ((s[0],), (a['dtype'] if d[0] in _FLOAT_WIDTH else d[0],)))(_amp_cast)
+         infer=lambda a, s, d: ((s[0],), (a['dtype'] if d[0] in _FLOAT_WIDTH else d[0],)))(
+    _amp_cast)
 
 
 def _multicast_dtype(attrs, dtypes):

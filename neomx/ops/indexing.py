@@ -180,7 +180,8 @@ def _argsort(data, axis, is_ascend, dtype):
 
 
 register('argsort', fluent=True,
-         attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True), 'dtype': DType('float32')})(_argsort)
+         attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True), 'dtype': DType('float32')})(
+    _argsort)
 
 
 # -- n-d gather and scatter -----------------------------------------------------------------

@@ -122,7 +122,8 @@ register('khatri_rao', inputs=('*args',), key_var_num_args='num_args', heavy=Tru
 
 def _mat(x, name, square=False):
     if x.dim() < 2:
-        raise ShapeError("%s needs matrices (at least 2 dims), got shape %s" % (name, tuple(x.shape)))
+        raise ShapeError("%s needs matrices (at least 2 dims), got shape %s"
+                         % (name, tuple(x.shape)))
     if square and x.shape[-1] != x.shape[-2]:
         raise ShapeError("%s needs square matrices, got shape %s" % (name, tuple(x.shape)))
     return x
@@ -148,8 +149,8 @@ def _linalg(name, **spec):
 def _gemm(A, B, C, transpose_a, transpose_b, alpha, beta, axis):
     """``alpha * op(A) @ op(B) + beta * C``."""
     _axis(axis, 'gemm')
-    return alpha * torch.matmul(_t(_mat(A, 'gemm'), transpose_a), _t(_mat(B, 'gemm'), transpose_b)) \
-        + beta * C
+    a, b = _t(_mat(A, 'gemm'), transpose_a), _t(_mat(B, 'gemm'), transpose_b)
+    return alpha * torch.matmul(a, b) + beta * C
 
 
 def _gemm_rule(attrs, shapes, dtypes):
@@ -172,7 +173,8 @@ _linalg('gemm', inputs=('A', 'B', 'C'), heavy=True, infer=_gemm_rule,
 def _gemm2(A, B, transpose_a, transpose_b, alpha, axis):
     """``alpha * op(A) @ op(B)``."""
     _axis(axis, 'gemm2')
-    return alpha * torch.matmul(_t(_mat(A, 'gemm2'), transpose_a), _t(_mat(B, 'gemm2'), transpose_b))
+    a, b = _t(_mat(A, 'gemm2'), transpose_a), _t(_mat(B, 'gemm2'), transpose_b)
+    return alpha * torch.matmul(a, b)
 
 
 _linalg('gemm2', inputs=('A', 'B'), heavy=True,

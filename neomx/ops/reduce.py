@@ -253,4 +253,5 @@ _FINITE_RULE = dict(infer=lambda a, s, d: (((1,),), ('float32',)), infer_attrs=(
 register('all_finite', attrs={'init_output': Bool(True)}, **_FINITE_RULE)(
     lambda data, init_output: _all_finite_kernel(data))
 register('multi_all_finite', inputs=('*data',), key_var_num_args='num_arrays',
-         attrs={'num_arrays': Int(1), 'init_output': Bool(True)}, **_FINITE_RULE)(_all_finite_kernel)
+         attrs={'num_arrays': Int(1), 'init_output': Bool(True)}, **_FINITE_RULE)(
+    _all_finite_kernel)

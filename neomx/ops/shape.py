@@ -178,7 +178,8 @@ def _concat_rule(attrs, shapes, dtypes):
     total = 0
     for s, d in zip(shapes, dtypes):
         if len(s) != len(base) or any(a != b for k, (a, b) in enumerate(zip(s, base)) if k != axis):
-            raise ShapeError("inputs of shapes %s do not match except on dim %d" % (list(shapes), dim))
+            raise ShapeError("inputs of shapes %s do not match except on dim %d"
+                             % (list(shapes), dim))
         if d != dtypes[0]:
             raise ShapeError("inputs have different dtypes %s" % (list(dtypes),))
         total += s[axis]
