@@ -39,14 +39,20 @@ def _until(cond, timeout=20.0):
 
 
 def _run_child(code, env=None, timeout=240):
-    """Runs ``code`` in a fresh Python with neomx; returns the JSON it prints last."""
+    """Runs ``code`` in a fresh Python with neomx; returns the JSON it prints last. The child
+    ends with ``os._exit`` (see EXIT_NOW)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    r = subprocess.run([sys.executable, '-c', textwrap.dedent(code)], capture_output=True,
-                       text=True, timeout=timeout, env=full_env)
+    r = subprocess.run([sys.executable, '-c', textwrap.dedent(code) + EXIT_NOW],
+                       capture_output=True, text=True, timeout=timeout, env=full_env)
     assert r.returncode == 0, 'child failed (rc %d):\n%s\n%s' % (r.returncode, r.stdout[-3000:],
                                                                  r.stderr[-5000:])
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# Children end here rather than in interpreter shutdown, which a worker thread still freeing
+# an operation can abort (test_operation_is_released_before_it_counts_as_done).
+EXIT_NOW = '\nimport os, sys\nsys.stdout.flush()\nos._exit(0)\n'
 
 
 def _line():
@@ -507,6 +513,31 @@ def test_assignment_repairs_a_failed_array(engine):
         bad.wait_to_read()
     bad[:] = 7                              # MXNet 1.9.1 allows this: the buffer is overwritten
     assert bad.asnumpy().tolist() == [7, 7]
+
+
+@pytest.mark.xfail(strict=True, reason='Worker._run publishes `done` (releasing the waiters) '
+                   'while it still holds the operation (closure, inputs); a process can then end '
+                   'while a daemon worker frees tensors, and torch re-taking the GIL in that '
+                   'thread during interpreter shutdown aborts the process ("terminate called '
+                   'without an active exception", exit -6) in a few percent of runs '
+                   '(neomx/engine/engine.py)')
+def test_operation_is_released_before_it_counts_as_done():
+    """Everything an operation holds is freed before a waiter can see it done, so that nothing
+    of it outlives ``waitall()`` in a worker thread."""
+    eng = ThreadedEngine()
+    w = eng.worker(mx.cpu(0))
+    done_when_freed = []
+
+    class Held:
+        def __del__(self):
+            done_when_freed.append(w.done)
+
+    held = Held()
+    eng.push(lambda held=held: None, [], [Var()], mx.cpu(0), 'holds', light=False)
+    del held
+    eng.waitall()
+    assert _until(lambda: done_when_freed)
+    assert done_when_freed == [0]
 
 
 # -- back-pressure ----------------------------------------------------------------------------
