@@ -123,6 +123,10 @@ def _heads(heads, head_grads):
         head_grads = [head_grads]
     if len(head_grads) != len(heads):
         raise MXNetError("backward: %d heads but %d head gradients" % (len(heads), len(head_grads)))
+    for h, g in zip(heads, head_grads):
+        if g is not None and g.shape != h.shape:
+            raise MXNetError("backward: head gradient of shape %s for a head of shape %s"
+                             % (g.shape, h.shape))
     leaves = None
     for h in heads:
         lv = h._var.leaves
@@ -166,6 +170,30 @@ def _explain(exc):
 backward_callbacks = []
 
 
+try:
+    from torch.autograd.graph import _engine_run_backward
+except ImportError:  # pragma: no cover - older torch
+    _engine_run_backward = None
+
+
+def _run_backward(ts, gs, retain_graph, inputs):
+    # Head gradients are checked when backward is pushed, so torch's own checking (whose first
+    # use imports its symbolic-shape machinery and sympy, about a second) can be skipped.
+    if _engine_run_backward is None:
+        torch.autograd.backward(ts, gs, retain_graph=retain_graph, inputs=inputs)
+    else:
+        _engine_run_backward(tuple(ts), tuple(gs), retain_graph, False, tuple(inputs),
+                             allow_unreachable=True, accumulate_grad=True)
+
+
+def _run_grad(ts, gs, retain_graph, create_graph, inputs):
+    if _engine_run_backward is None:
+        return torch.autograd.grad(ts, inputs, gs, retain_graph=retain_graph,
+                                   create_graph=create_graph, allow_unused=True)
+    return _engine_run_backward(tuple(ts), tuple(gs), retain_graph, create_graph, tuple(inputs),
+                                allow_unreachable=True, accumulate_grad=False)
+
+
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Back-propagates from ``heads`` into the gradient buffers of the marked variables."""
     heads, head_grads, leaves = _heads(heads, head_grads)
@@ -184,7 +212,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             cb(targets, inputs)
         try:
             if ts:
-                torch.autograd.backward(ts, gs, retain_graph=retain_graph, inputs=inputs)
+                _run_backward(ts, gs, retain_graph, inputs)
         except RuntimeError as exc:
             raise _explain(exc) from exc
         for lv, t in zip(targets, inputs):
@@ -228,8 +256,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         inputs = [v._tensor() for v in variables]
         torch.set_grad_enabled(create_graph)
         try:
-            gr = torch.autograd.grad(ts, inputs, gs, retain_graph=retain_graph,
-                                     create_graph=create_graph, allow_unused=True) \
+            gr = _run_grad(ts, gs, retain_graph, create_graph, inputs) \
                 if ts else [None] * len(inputs)
         except RuntimeError as exc:
             raise _explain(exc) from exc

@@ -91,8 +91,28 @@ def _fully_connected(data, weight, bias=None, num_hidden=0, no_bias=False, flatt
     return F.linear(data, weight, None if no_bias else bias)
 
 
+def _fc_infer(attrs, shapes, dtypes):
+    data = shapes[0]
+    if not data:
+        raise ShapeError("data has no axes")
+    n = attrs['num_hidden']
+    filled = _fc_fill(attrs, [data, None, None])
+    _check_param('FullyConnected', 'weight', shapes[1], filled[1])
+    if not attrs['no_bias'] and len(shapes) > 2 and shapes[2] is not None:
+        _check_param('FullyConnected', 'bias', shapes[2], (n,))
+    _same_dtypes('FullyConnected', dtypes)
+    out = (data[0], n) if attrs['flatten'] else tuple(data[:-1]) + (n,)
+    return (out,), (dtypes[0],)
+
+
+def _same_dtypes(op, dtypes):
+    given = [d for d in dtypes if d is not None]
+    if any(d != given[0] for d in given):
+        raise ShapeError("%s: inputs have different dtypes %s" % (op, given))
+
+
 register('FullyConnected', inputs=('data', 'weight', 'bias'), heavy=True,
-         drop_inputs=_no_bias, fill=_fc_fill,
+         drop_inputs=_no_bias, fill=_fc_fill, infer=_fc_infer,
          attrs={'num_hidden': Int(), 'no_bias': Bool(False),
                 'flatten': Bool(True)})(_fully_connected)
 
@@ -192,8 +212,49 @@ _CONV_ATTRS = {'kernel': Shape(), 'stride': Shape(()), 'dilate': Shape(()), 'pad
                'cudnn_tune': OptEnum('fastest', 'limited_workspace', 'off'),
                'cudnn_off': Bool(False), 'layout': OptEnum(*_LAYOUTS)}
 
+def _conv_geometry(op, attrs, shapes):
+    """(data shape channels-first, kernel, stride, dilate, pad) after checking the weight."""
+    kernel = tuple(attrs['kernel'])
+    n = len(kernel)
+    data = tuple(shapes[0])
+    layout = attrs['layout']
+    if len(data) != n + 2:
+        raise ShapeError("%s: data must be %d-d for kernel=%s, got shape %s"
+                         % (op, n + 2, kernel, data))
+    if _channels_last(layout):
+        data = (data[0], data[-1]) + data[1:-1]
+    c, f, g = data[1], attrs['num_filter'], attrs['num_group']
+    if c % g or f % g:
+        raise ShapeError("%s: channels %d and num_filter %d must both be divisible by "
+                         "num_group %d" % (op, c, f, g))
+    expected = _conv_fill(attrs, [shapes[0], None, None])[1]
+    _check_param(op, 'weight', shapes[1], expected)
+    if not attrs['no_bias'] and len(shapes) > 2 and shapes[2] is not None:
+        _check_param(op, 'bias', shapes[2], (f,))
+    stride, dilate, pad = _spatial(attrs, n)
+    return data, kernel, stride, dilate, pad
+
+
+def _channels_back(attrs, out):
+    return (out[0],) + out[2:] + (out[1],) if _channels_last(attrs['layout']) else out
+
+
+def _conv_infer(attrs, shapes, dtypes):
+    data, kernel, stride, dilate, pad = _conv_geometry('Convolution', attrs, shapes)
+    _same_dtypes('Convolution', dtypes)
+    spatial = []
+    for x, k, st, d, p in zip(data[2:], kernel, stride, dilate, pad):
+        o = (x + 2 * p - d * (k - 1) - 1) // st + 1
+        if o <= 0:
+            raise ShapeError("Convolution: kernel %s (dilate %s) does not fit input %s padded "
+                             "by %s" % (kernel, dilate, data[2:], pad))
+        spatial.append(o)
+    out = (data[0], attrs['num_filter']) + tuple(spatial)
+    return (_channels_back(attrs, out),), (dtypes[0],)
+
+
 register('Convolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_inputs=_no_bias,
-         fill=_conv_fill, attrs=_CONV_ATTRS)(_convolution)
+         fill=_conv_fill, infer=_conv_infer, attrs=_CONV_ATTRS)(_convolution)
 
 
 def _deconv_pad(attrs, in_spatial):
@@ -239,8 +300,18 @@ def _deconvolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad
     return _to_last(out) if last else out
 
 
+def _deconv_infer(attrs, shapes, dtypes):
+    data, kernel, _, _, _ = _conv_geometry('Deconvolution', attrs, shapes)
+    _same_dtypes('Deconvolution', dtypes)
+    stride, dilate, pad, adj = _deconv_pad(attrs, data[2:])
+    spatial = tuple(st * (x - 1) + d * (k - 1) + 1 - 2 * p + a
+                    for x, k, st, d, p, a in zip(data[2:], kernel, stride, dilate, pad, adj))
+    out = (data[0], attrs['num_filter']) + spatial
+    return (_channels_back(attrs, out),), (dtypes[0],)
+
+
 register('Deconvolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_inputs=_no_bias,
-         fill=_conv_fill,
+         fill=_conv_fill, infer=_deconv_infer,
          attrs={'kernel': Shape(), 'stride': Shape(()), 'dilate': Shape(()), 'pad': Shape(()),
                 'adj': Shape(()), 'target_shape': Shape(()), 'num_filter': Int(),
                 'num_group': Int(1), 'workspace': Int(512), 'no_bias': Bool(True),
@@ -256,6 +327,44 @@ def _pool_out(size, k, s, p, convention):
     return 1 + (size + 2 * p - k) // s
 
 
+def _pool_geometry(shape, kernel, global_pool, stride, pad, convention):
+    """(kernel, stride, pad, output spatial sizes) of a channels-first Pooling input."""
+    n = len(shape) - 2
+    if n not in (1, 2, 3):
+        raise ShapeError("Pooling: data must be 3-d, 4-d or 5-d (N, C, spatial...), got shape %s"
+                         % (shape,))
+    if global_pool:
+        kernel, stride, pad = tuple(shape[2:]), (1,) * n, (0,) * n
+    else:
+        if len(kernel) != n:
+            raise ShapeError("Pooling: kernel=%s does not match data of shape %s"
+                             % (tuple(kernel), shape))
+        stride = tuple(stride) or (1,) * n
+        pad = tuple(pad) or (0,) * n
+    if convention == 'same':
+        raise ShapeError("Pooling: pooling_convention='same' is not supported by neomx "
+                         "(MXNet supports it only for 1-d max pooling); use 'valid' or 'full'")
+    outs = []
+    for i in range(n):
+        size = shape[2 + i]
+        if kernel[i] > size + 2 * pad[i]:
+            raise ShapeError("Pooling: kernel %s is larger than the padded input %s"
+                             % (tuple(kernel), shape[2:]))
+        outs.append(_pool_out(size, kernel[i], stride[i], pad[i], convention))
+    return tuple(kernel), stride, pad, outs
+
+
+def _pool_infer(attrs, shapes, dtypes):
+    shape = tuple(shapes[0])
+    last = _channels_last(attrs['layout'])
+    if last:
+        shape = (shape[0], shape[-1]) + shape[1:-1]
+    _, _, _, outs = _pool_geometry(shape, attrs['kernel'], attrs['global_pool'],
+                                   attrs['stride'], attrs['pad'], attrs['pooling_convention'])
+    out = shape[:2] + tuple(outs)
+    return ((out[0],) + out[2:] + (out[1],) if last else out,), (dtypes[0],)
+
+
 def _pooling(data, kernel=(), pool_type='max', global_pool=False, cudnn_off=False,
              pooling_convention='valid', stride=(), pad=(), p_value=None, count_include_pad=None,
              layout=None):
@@ -265,28 +374,9 @@ def _pooling(data, kernel=(), pool_type='max', global_pool=False, cudnn_off=Fals
     last = _channels_last(layout)
     if last:
         data = _to_first(data)
-    n = data.dim() - 2
-    if n not in (1, 2, 3):
-        raise ShapeError("Pooling: data must be 3-d, 4-d or 5-d (N, C, spatial...), got shape %s"
-                         % (tuple(data.shape),))
-    if global_pool:
-        kernel, stride, pad = tuple(data.shape[2:]), (1,) * n, (0,) * n
-    else:
-        if len(kernel) != n:
-            raise ShapeError("Pooling: kernel=%s does not match data of shape %s"
-                             % (tuple(kernel), tuple(data.shape)))
-        stride = stride or (1,) * n
-        pad = pad or (0,) * n
-    if pooling_convention == 'same':
-        raise ShapeError("Pooling: pooling_convention='same' is not supported by neomx "
-                         "(MXNet supports it only for 1-d max pooling); use 'valid' or 'full'")
-    outs = []
-    for i in range(n):
-        size = data.shape[2 + i]
-        if kernel[i] > size + 2 * pad[i]:
-            raise ShapeError("Pooling: kernel %s is larger than the padded input %s"
-                             % (tuple(kernel), tuple(data.shape[2:])))
-        outs.append(_pool_out(size, kernel[i], stride[i], pad[i], pooling_convention))
+    kernel, stride, pad, outs = _pool_geometry(tuple(data.shape), kernel, global_pool, stride,
+                                               pad, pooling_convention)
+    n = len(kernel)
     one_d = n == 1
     if one_d:   # torch's 1-d avg pooling has no divisor_override: pool in 2-d
         data = data.unsqueeze(-1)
@@ -326,7 +416,7 @@ def _pooling(data, kernel=(), pool_type='max', global_pool=False, cudnn_off=Fals
     return _to_last(out) if last else out
 
 
-register('Pooling', heavy=True,
+register('Pooling', heavy=True, infer=_pool_infer,
          attrs={'kernel': Shape(()), 'pool_type': Enum('avg', 'lp', 'max', 'sum', default='max'),
                 'global_pool': Bool(False), 'cudnn_off': Bool(False),
                 'pooling_convention': Enum('full', 'same', 'valid', default='valid'),
@@ -432,10 +522,17 @@ def _log_softmax(data, axis=-1, temperature=None, dtype=None, use_length=False):
     return _softmax_like(torch.log_softmax, 0.0)(data, None, axis, temperature, dtype, False)
 
 
-register('softmax', inputs=('data', 'length'), fluent=True, attrs=_SOFTMAX,
+def _softmax_infer(attrs, shapes, dtypes):
+    data = shapes[0]
+    if not -len(data) <= attrs['axis'] < len(data):
+        raise ShapeError("axis %d is out of range for data of shape %s" % (attrs['axis'], data))
+    return (data,), (attrs['dtype'] or dtypes[0],)
+
+
+register('softmax', inputs=('data', 'length'), fluent=True, attrs=_SOFTMAX, infer=_softmax_infer,
          drop_inputs=lambda attrs: () if attrs['use_length'] else ('length',))(
     _softmax_like(torch.softmax, 0.0))
-register('log_softmax', fluent=True, attrs=_SOFTMAX)(_log_softmax)
+register('log_softmax', fluent=True, attrs=_SOFTMAX, infer=_softmax_infer)(_log_softmax)
 
 
 def _softmax_activation(data, mode='instance'):
@@ -541,7 +638,16 @@ def _softmax_cross_entropy(data, label):
     return F.cross_entropy(data, label.to(torch.int64), reduction='sum').reshape(1)
 
 
-register('softmax_cross_entropy', inputs=('data', 'label'))(_softmax_cross_entropy)
+def _sce_infer(attrs, shapes, dtypes):
+    data, label = shapes
+    if len(data) != 2 or tuple(label) != (data[0],):
+        raise ShapeError("data must be (batch, classes) and label (batch,), got %s and %s"
+                         % (tuple(data), tuple(label)))
+    return ((1,),), (dtypes[0],)
+
+
+register('softmax_cross_entropy', inputs=('data', 'label'), infer=_sce_infer,
+         infer_attrs=())(_softmax_cross_entropy)
 
 
 def _ctc_loss(data, label, data_lengths=None, label_lengths=None, use_data_lengths=False,
@@ -724,7 +830,35 @@ def _layer_norm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False):
     return out, mean, (var + eps).sqrt()
 
 
-register('LayerNorm', inputs=('data', 'gamma', 'beta'), fill=_norm_fill(
+def _norm_infer(op, channels, stat_shape):
+    def infer(attrs, shapes, dtypes):
+        data = shapes[0]
+        if not data:
+            raise ShapeError("%s: data has no axes" % op)
+        c = channels(attrs, data)
+        for name, sh in zip(('gamma', 'beta'), shapes[1:]):
+            if sh is not None:
+                _check_param(op, name, sh, (c,))
+        if attrs['output_mean_var']:
+            stat = stat_shape(attrs, data)
+            return (data, stat, stat), (dtypes[0],) * 3
+        return (data,), (dtypes[0],)
+    return infer
+
+
+def _ln_axis(attrs, data):
+    axis = attrs['axis']
+    if not -len(data) <= axis < len(data):
+        raise ShapeError("LayerNorm: axis %d is out of range for data of shape %s"
+                         % (axis, tuple(data)))
+    return axis % len(data)
+
+
+register('LayerNorm', inputs=('data', 'gamma', 'beta'),
+         infer=_norm_infer('LayerNorm', lambda a, d: d[_ln_axis(a, d)],
+                           lambda a, d: tuple(1 if i == _ln_axis(a, d) else x
+                                              for i, x in enumerate(d))),
+         fill=_norm_fill(
     lambda attrs, data: data[attrs['axis'] % len(data)]),
     num_outputs=_num_norm_outputs, output_names=_norm_output_names('std'),
     attrs={'axis': Int(-1), 'eps': Float(1e-5), 'output_mean_var': Bool(False)})(_layer_norm)
@@ -763,6 +897,8 @@ def _group_norm(data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=False
 
 
 register('GroupNorm', inputs=('data', 'gamma', 'beta'),
+         infer=_norm_infer('GroupNorm', lambda a, d: a['num_groups'],
+                           lambda a, d: (d[0], a['num_groups'])),
          fill=_norm_fill(lambda attrs, data: attrs['num_groups']),
          num_outputs=_num_norm_outputs, output_names=_norm_output_names('std'),
          attrs={'num_groups': Int(1), 'eps': Float(1e-5),
