@@ -246,3 +246,18 @@ def test_sequence_last_and_reverse(ctx):
     check_op(lambda x, n: nd.SequenceReverse(x, n, use_sequence_length=True), reverse,
              [SEQ, lengths], ctx, wrt=[0])
     check_op(nd.SequenceReverse, lambda x: x[::-1], [SEQ], ctx)
+
+
+def test_legacy_element_0index_ops(ctx):
+    a = RNG.randn(3, 4)
+    idx = np.array([1, 0, 3], dtype=np.float32)
+    check_op(nd.choose_element_0index, lambda x, i: x[np.arange(3), i.astype(int)], [a, idx], ctx,
+             wrt=[0])
+
+    def fill(x, m, i):
+        x = x.copy()
+        x[np.arange(3), i.astype(int)] = m
+        return x
+    check_op(nd.fill_element_0index, fill, [a, RNG.randn(3), idx], ctx, wrt=[0, 1])
+    with pytest.raises(mx.MXNetError, match='fill_element_0index'):
+        nd.fill_element_0index(nd.ones((3, 4)), nd.ones(2), nd.ones(3))

@@ -104,6 +104,15 @@ CASES = [
     'nd.unravel_index(nd.array([4, 11]), shape=(3, 4))', 'nd.cumsum(A, axis=1)', 'nd.cumsum(I)',
     'nd.all_finite(N)', 'nd.multi_all_finite(A, P, num_arrays=2)',
     "nd.amp_cast(A, dtype='float16')",
+    'nd.histogram(A, bins=4, range=(-2, 2))', 'nd.histogram(A, bins=nd.array([-2, 0, 0.5, 2]))',
+    'nd.multi_sum_sq(A, P, num_arrays=2)', 'nd.choose_element_0index(A, nd.array([1, 0, 3]))',
+    'nd.fill_element_0index(A, nd.array([7, 8, 9]), nd.array([1, 0, 3]))',
+    'nd.random_pdf_normal(P, nd.array([0, 1, 2]), nd.array([1, 2, 3]))',
+    'nd.random_pdf_gamma(P, nd.array([2, 3, 1.5]), nd.array([1, 2, 0.5]), is_log=True)',
+    "nd.random_pdf_poisson(nd.abs(I).astype('float32'), nd.array([2, 3, 1]))",
+    "nd.random_pdf_negative_binomial(nd.abs(I).astype('float32'), nd.array([2, 3, 1]),"
+    " nd.array([0.5, 0.3, 0.8]))",
+    'nd.random_pdf_dirichlet(nd.array([[0.2, 0.3, 0.5]]), nd.array([[1, 2, 3]]))',
     # products and linalg
     'nd.dot(A, P, transpose_b=True)', 'nd.dot(A, P, transpose_a=True)',
     'nd.dot(X3, nd.ones((4, 2)))', 'nd.dot(A, nd.ones((4,)))',

@@ -189,3 +189,25 @@ def test_all_finite():
     assert nd.multi_all_finite(nd.ones(2), nd.ones(3), num_arrays=2).asnumpy().tolist() == [1]
     assert nd.multi_all_finite(nd.ones(2), nd.array([np.nan]), num_arrays=2).asnumpy().tolist() \
         == [0]
+
+
+def test_histogram():
+    data = nd.array([0.1, 0.5, 0.7, 2.0, 3.9, 4.0, -1.0])
+    counts, edges = nd.histogram(data, bins=4, range=(0, 4))
+    assert counts.dtype == np.int64
+    ref_counts, ref_edges = np.histogram(data.asnumpy(), bins=4, range=(0, 4))
+    assert counts.asnumpy().tolist() == ref_counts.tolist()
+    np.testing.assert_allclose(edges.asnumpy(), ref_edges)
+    counts, edges = nd.histogram(data, bins=nd.array([0, 1, 2.5, 4]))
+    assert counts.asnumpy().tolist() == np.histogram(data.asnumpy(), [0, 1, 2.5, 4])[0].tolist()
+    counts, edges = nd.histogram(data, bins=3)
+    ref_counts, ref_edges = np.histogram(data.asnumpy(), bins=3)
+    assert counts.asnumpy().tolist() == ref_counts.tolist()
+    np.testing.assert_allclose(edges.asnumpy(), ref_edges, rtol=1e-6)
+    with pytest.raises(mx.MXNetError, match='bins'):
+        nd.histogram(data, bins=0)
+
+
+def test_multi_sum_sq():
+    out = nd.multi_sum_sq(nd.array([1, 2]), nd.array([[3.0]]), num_arrays=2)
+    assert out.shape == (2,) and out.asnumpy().tolist() == [5, 9]

@@ -261,3 +261,11 @@ def test_shape_error_raised_at_push_names_the_line():
     with pytest.raises(mx.MXNetError) as info:
         nd.concat(nd.ones((2, 3)), nd.ones((3, 3)), dim=1)
     assert os.path.basename(__file__) in str(info.value)
+
+
+def test_cast_storage():
+    x = nd.array([[1.0, 0.0]])
+    y = nd.cast_storage(x, stype='default')
+    assert y.asnumpy().tolist() == [[1, 0]] and y._var is not x._var
+    with pytest.raises(mx.MXNetError, match='dense'):
+        nd.cast_storage(x, stype='csr')

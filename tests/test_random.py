@@ -144,3 +144,54 @@ def test_shuffle_is_a_permutation_of_rows():
     assert sorted(s[:, 0].tolist()) == list(range(0, 20, 2))
     np.testing.assert_array_equal(s[:, 1] - s[:, 0], 1)
     assert x.asnumpy()[0].tolist() == [0, 1]      # the input is left alone
+
+
+S = np.array([[0.5, 1.0, 1.5], [2.0, 0.1, 0.7]])
+COUNTS = np.array([[0.0, 1.0, 4.0], [2.0, 3.0, 1.0]])
+
+
+def _pdf_refs():
+    from math import lgamma
+
+    def lg(v):
+        return np.vectorize(lgamma)(v)
+    return {
+        'normal': (S, [np.array([0.0, 1.0]), np.array([1.0, 2.0])],
+                   lambda x, m, s: np.exp(-0.5 * ((x - m) / s) ** 2) / (s * np.sqrt(2 * np.pi))),
+        'gamma': (S, [np.array([2.0, 3.0]), np.array([1.0, 2.0])],
+                  lambda x, a, b: np.exp(a * np.log(b) + (a - 1) * np.log(x) - b * x - lg(a))),
+        'exponential': (S, [np.array([2.0, 3.0])], lambda x, lam: lam * np.exp(-lam * x)),
+        'uniform': (S, [np.array([0.0, -1.0]), np.array([2.0, 3.0])],
+                    lambda x, lo, hi: np.where((x >= lo) & (x <= hi), 1 / (hi - lo), 0.0)),
+        'poisson': (COUNTS, [np.array([2.0, 3.0])],
+                    lambda x, lam: np.exp(x * np.log(lam) - lam - lg(x + 1))),
+        'negative_binomial': (COUNTS, [np.array([2.0, 3.0]), np.array([0.5, 0.3])],
+                              lambda x, k, p: np.exp(lg(x + k) - lg(x + 1) - lg(k)
+                                                     + k * np.log(p) + x * np.log1p(-p))),
+    }
+
+
+@pytest.mark.parametrize('name', ['normal', 'gamma', 'exponential', 'uniform', 'poisson',
+                                  'negative_binomial'])
+def test_random_pdf(name, ctx):
+    from opcheck import check_op
+    sample, params, ref = _pdf_refs()[name]
+    f = getattr(nd, 'random_pdf_' + name)
+
+    def np_ref(x, *ps):
+        return ref(x, *[p[:, None] for p in ps])
+    wrt = [1, 2] if name in ('normal', 'gamma') else []
+    check_op(f, np_ref, [sample] + params, ctx, grad=bool(wrt), wrt=wrt)
+    logp = f(*[nd.array(a, ctx=ctx) for a in [sample] + params], is_log=True).asnumpy()
+    with np.errstate(divide='ignore'):
+        np.testing.assert_allclose(logp, np.log(np_ref(sample, *params)), rtol=1e-4, atol=1e-5)
+
+
+def test_random_pdf_dirichlet_and_generalized():
+    out = nd.random_pdf_dirichlet(nd.array([[0.2, 0.3, 0.5]]), nd.array([[1, 2, 3]]))
+    np.testing.assert_allclose(out.asnumpy(), [4.5], rtol=1e-5)
+    g = nd.random_pdf_generalized_negative_binomial(nd.array([[0, 1]]), nd.array([2.0]),
+                                                    nd.array([0.5]))
+    np.testing.assert_allclose(g.asnumpy(), [[0.25, 0.25]], rtol=1e-5)
+    with pytest.raises(mx.MXNetError, match='leading dims'):
+        nd.random_pdf_normal(nd.ones((2, 3)), nd.zeros(3), nd.ones(3))

@@ -15,7 +15,7 @@ __all__ = ['array', 'empty', 'zeros', 'ones', 'full', 'arange', 'eye', 'linspace
            'multiply', 'divide', 'true_divide', 'modulo', 'power', 'maximum', 'minimum', 'hypot',
            'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
            'logical_and', 'logical_or', 'logical_xor', 'concatenate', 'moveaxis', 'onehot_encode',
-           'imdecode', 'split_v2']
+           'imdecode', 'split_v2', 'histogram']
 
 
 def _ctx(ctx):
@@ -247,3 +247,28 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     out = invoke(op, [ary], op.parse_attrs({'indices': indices, 'axis': axis,
                                              'squeeze_axis': squeeze_axis}), where=user_line())
     return out if isinstance(out, list) else [out]
+
+
+def histogram(a, bins=10, range=None):
+    """(counts, bin edges) of the values of ``a``: ``bins`` equal bins over ``range`` (the
+    data's min and max when None, which waits for the data, as MXNet does), or the edges in
+    the NDArray ``bins``.
+
+    >>> import neomx as mx
+    >>> counts, edges = mx.nd.histogram(mx.nd.array([0.1, 0.5, 2.0, 3.9]), bins=4, range=(0, 4))
+    >>> counts.asnumpy().tolist()
+    [2, 0, 1, 1]
+    """
+    op = registry.get('_histogram')
+    where = user_line()
+    if isinstance(bins, NDArray):
+        return invoke(op, [a, bins], op.parse_attrs({}), where=where)
+    if not isinstance(bins, int) or bins <= 0:
+        raise MXNetError("histogram: bins must be a positive int or an NDArray of edges, got %r"
+                         % (bins,))
+    if range is None:
+        values = a.asnumpy()
+        range = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+        if range[0] == range[1]:
+            range = (range[0] - 0.5, range[1] + 0.5)     # numpy's rule for a single value
+    return invoke(op, [a, None], op.parse_attrs({'bin_cnt': bins, 'range': range}), where=where)

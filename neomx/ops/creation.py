@@ -344,3 +344,65 @@ def _bernoulli_like(data, p, generator):
 register('_bernoulli_like', inputs=('data',), rng=True, attrs={'p': Float(0.5)},
          infer=lambda attrs, shapes, dtypes: ((shapes[0],), (dtypes[0],)),
          infer_attrs=())(_bernoulli_like)
+
+
+# -- densities of the sampling distributions (MXNet's random_pdf_*) -------------------------------
+
+def _param(p, sample, event=0):
+    """``p`` (shape a prefix of the sample's batch shape, plus ``event`` trailing dims)
+    reshaped to broadcast against ``sample``."""
+    lead = p.dim() - event
+    if tuple(p.shape[:lead]) != tuple(sample.shape[:lead]):
+        raise ShapeError("parameters of shape %s do not match the leading dims of the sample %s"
+                         % (tuple(p.shape), tuple(sample.shape)))
+    extra = sample.dim() - p.dim()
+    return p.reshape(tuple(p.shape[:lead]) + (1,) * extra + tuple(p.shape[lead:]))
+
+
+def _log_binomial_coef(x, k):
+    return torch.lgamma(x + k) - torch.lgamma(x + 1) - torch.lgamma(k)
+
+
+_LOG_PDF = {
+    'uniform': (('low', 'high'), lambda x, lo, hi: torch.where(
+        (x >= lo) & (x <= hi), -torch.log(hi - lo), torch.full_like(x, float('-inf')))),
+    'normal': (('mu', 'sigma'), lambda x, mu, s: -0.5 * ((x - mu) / s) ** 2 - torch.log(s)
+               - 0.5 * math.log(2 * math.pi)),
+    'gamma': (('alpha', 'beta'), lambda x, a, b: a * torch.log(b) + (a - 1) * torch.log(x)
+              - b * x - torch.lgamma(a)),
+    'exponential': (('lam',), lambda x, lam: torch.log(lam) - lam * x),
+    'poisson': (('lam',), lambda x, lam: x * torch.log(lam) - lam - torch.lgamma(x + 1)),
+    'negative_binomial': (('k', 'p'), lambda x, k, p: _log_binomial_coef(x, k)
+                          + k * torch.log(p) + x * torch.log1p(-p)),
+    'generalized_negative_binomial': (('mu', 'alpha'), lambda x, mu, a: _log_binomial_coef(
+        x, 1 / a) + (1 / a) * torch.log(1 / (1 + a * mu)) + x * torch.log(a * mu / (1 + a * mu))),
+}
+
+
+def _register_pdf(name, params, log_pdf):
+    def kernel(sample, *args, is_log):
+        ps = [_param(p, sample).to(sample.dtype) for p in args]
+        out = log_pdf(sample, *ps)
+        return out if is_log else torch.exp(out)
+    kernel.__name__ = '_random_pdf_' + name
+    kernel.__doc__ = ("The %s density (or its log with ``is_log``) of each sample, under the "
+                      "parameters of its leading dims." % name.replace('_', ' '))
+    register('_random_pdf_' + name, aliases=('random_pdf_' + name,),
+             inputs=('sample',) + params, attrs={'is_log': Bool(False)})(kernel)
+
+
+for _name, (_params, _f) in _LOG_PDF.items():
+    _register_pdf(_name, _params, _f)
+
+
+def _pdf_dirichlet(sample, alpha, is_log):
+    """The Dirichlet density of each sample (its last axis), under ``alpha``."""
+    a = _param(alpha, sample, event=1).to(sample.dtype)
+    out = (torch.lgamma(a.sum(-1)) - torch.lgamma(a).sum(-1)
+           + ((a - 1) * torch.log(sample)).sum(-1))
+    out = out if is_log else torch.exp(out)
+    return out.reshape(1) if out.dim() == 0 else out
+
+
+register('_random_pdf_dirichlet', aliases=('random_pdf_dirichlet',), inputs=('sample', 'alpha'),
+         attrs={'is_log': Bool(False)})(_pdf_dirichlet)

@@ -352,3 +352,22 @@ register('SequenceLast', attrs={'use_sequence_length': Bool(False), 'axis': Int(
          infer=_seq_rule(True), **_SEQ_INPUTS)(_sequence_last)
 register('SequenceReverse', attrs={'use_sequence_length': Bool(False), 'axis': Int(0)},
          infer=_seq_rule(False), **_SEQ_INPUTS)(_sequence_reverse)
+
+
+def _choose_element_0index(lhs, rhs):
+    """``lhs[i, rhs[i]]`` for each row i (MXNet's legacy name for pick along axis 1)."""
+    return _pick(lhs, rhs, 1, False, 'clip')
+
+
+def _fill_element_0index(lhs, mhs, rhs):
+    """A copy of ``lhs`` with ``lhs[i, rhs[i]] = mhs[i]`` for each row i."""
+    if lhs.dim() != 2 or tuple(mhs.shape) != (lhs.shape[0],) or \
+            tuple(rhs.shape) != (lhs.shape[0],):
+        raise ShapeError("fill_element_0index needs lhs (N, k), mhs (N,) and rhs (N,), got "
+                         "%s, %s and %s" % (tuple(lhs.shape), tuple(mhs.shape), tuple(rhs.shape)))
+    idx = _fit(rhs, lhs.shape[1], 'clip').reshape(-1, 1)
+    return lhs.scatter(1, idx, mhs.reshape(-1, 1).to(lhs.dtype))
+
+
+register('choose_element_0index', inputs=('lhs', 'rhs'))(_choose_element_0index)
+register('fill_element_0index', inputs=('lhs', 'mhs', 'rhs'))(_fill_element_0index)

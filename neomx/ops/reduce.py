@@ -4,11 +4,13 @@ softmin.
 MXNet 1.x has no 0-d arrays: reducing every axis gives shape (1,). A reduction keeps the
 input's dtype (an int32 mean truncates); argmax/argmin return indices in the input's dtype.
 """
+import ast
+
 import torch
 
 from ..base import dtype_torch
-from .registry import Axis, Bool, DType, Enum, FloatOrNone, Int, IntOrNone, ShapeError, Shape, \
-    register
+from .registry import Attr, Axis, Bool, DType, Enum, FloatOrNone, Int, IntOrNone, ShapeError, \
+    Shape, register
 
 
 def reduce_axes(ndim, axis, exclude):
@@ -255,3 +257,63 @@ register('all_finite', attrs={'init_output': Bool(True)}, **_FINITE_RULE)(
 register('multi_all_finite', inputs=('*data',), key_var_num_args='num_arrays',
          attrs={'num_arrays': Int(1), 'init_output': Bool(True)}, **_FINITE_RULE)(
     _all_finite_kernel)
+
+
+def _multi_sum_sq(*data, num_arrays=1):
+    """The sum of squares of each input, as one float32 vector."""
+    return torch.stack([(d.float() * d.float()).sum() for d in data])
+
+
+register('multi_sum_sq', inputs=('*data',), key_var_num_args='num_arrays',
+         attrs={'num_arrays': Int(1)},
+         infer=lambda a, s, d: (((len(s),),), ('float32',)), infer_attrs=())(_multi_sum_sq)
+
+
+def _histogram(data, bins=None, bin_cnt=None, range=None):
+    """Counts (int64) of ``data`` in ``bin_cnt`` equal bins over ``range``, or between the
+    edges ``bins``; returns (counts, edges). The last bin includes its right edge."""
+    if bins is not None:
+        edges = bins.to(data.dtype)
+    else:
+        if bin_cnt is None or range is None:
+            raise ShapeError("histogram needs bins, or bin_cnt and range")
+        edges = torch.linspace(range[0], range[1], bin_cnt + 1, dtype=torch.float64,
+                               device=data.device).to(data.dtype)
+    n = edges.shape[0] - 1
+    if data.device.type == 'meta':
+        return torch.empty((n,), dtype=torch.int64, device='meta'), edges.clone()
+    x = data.reshape(-1)
+    which = torch.bucketize(x, edges, right=True) - 1
+    which = torch.where(x == edges[-1], torch.full_like(which, n - 1), which)
+    keep = (which >= 0) & (which < n)
+    counts = torch.bincount(which[keep], minlength=n)
+    return counts, edges.clone()
+
+
+def _histogram_rule(attrs, shapes, dtypes):
+    if len(shapes) > 1 and shapes[1] is not None:
+        if len(shapes[1]) != 1 or shapes[1][0] < 2:
+            raise ShapeError("bins must be 1-d with at least 2 edges, got %s" % (shapes[1],))
+        n = shapes[1][0] - 1
+    else:
+        if attrs['bin_cnt'] is None or attrs['range'] is None:
+            raise ShapeError("histogram needs bins, or bin_cnt and range")
+        n = attrs['bin_cnt']
+    return ((n,), (n + 1,)), ('int64', dtypes[0])
+
+
+class _Range(Attr):
+    """A (low, high) pair of numbers, or None."""
+    kind = '(low, high) pair'
+
+    def parse(self, value):
+        if isinstance(value, str):
+            value = None if value.strip() == 'None' else ast.literal_eval(value.strip())
+        if value is None:
+            return None
+        low, high = value
+        return float(low), float(high)
+
+
+register('_histogram', inputs=('data', 'bins'), num_outputs=2, infer=_histogram_rule,
+         attrs={'bin_cnt': IntOrNone(None), 'range': _Range(None)})(_histogram)

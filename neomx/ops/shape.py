@@ -539,3 +539,16 @@ def _diag_rule(attrs, shapes, dtypes):
 
 register('diag', view=True, fluent=True, infer=_diag_rule,
          attrs={'k': Int(0), 'axis1': Int(0), 'axis2': Int(1)})(_diag)
+
+
+def _cast_storage(data, stype):
+    """A copy of ``data`` in storage type ``stype``; neomx arrays are dense, so only
+    'default' is supported."""
+    if stype != 'default':
+        raise ShapeError("stype %r is not supported; neomx arrays are dense ('default')" % stype)
+    return data.clone()
+
+
+register('cast_storage', attrs={'stype': Enum('default', 'row_sparse', 'csr')},
+         infer=lambda a, s, d: ((s[0],), (d[0],)) if a['stype'] == 'default' else
+         _cast_storage(None, a['stype']))(_cast_storage)
