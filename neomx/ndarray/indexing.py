@@ -2,8 +2,16 @@
 
 Basic indexing (integers, slices, Ellipsis, None) returns a view sharing storage when the
 result is contiguous in memory (``x[1]``, ``x[1:3]``, ``x[1, 2:4]``), and a copy otherwise
-(``x[:, 1]``). Advanced indexing (NDArray, list or numpy indices) returns a copy. Assignment
-writes into the array's storage in place for every kind of key.
+(``x[:, 1]``, ``x[::-1]``). Advanced indexing (NDArray, list or numpy indices) returns a
+copy. Assignment writes into the array's storage in place for every kind of key; a key that
+does not fit the array, or a value that does not fit the selection, raises at once.
+
+>>> import neomx as mx
+>>> x = mx.nd.arange(6).reshape((2, 3))
+>>> row = x[1]            # a view
+>>> x[1, ::-1] = mx.nd.array([7, 8, 9])
+>>> row.asnumpy().tolist()
+[9.0, 8.0, 7.0]
 """
 import numpy as np
 import torch
