@@ -96,8 +96,11 @@ def mark_variables(variables, gradients, grad_reqs='write'):
         if req not in ('write', 'add', 'null'):
             raise MXNetError("grad_req must be 'write', 'add' or 'null', got %r" % (req,))
         if x._view is not None:
-            raise MXNetError("attach_grad: the array is a view of another (a slice or reshape); "
-                             "mark the array it comes from, or a copy")
+            # A reshaped view may be marked: it shares all of its storage. Views of a part of
+            # an array (slices) may not. Telling them apart needs the storage's size.
+            if x._view != 0 or x._data().numel() != x.size:
+                raise MXNetError("attach_grad: the array is a view of part of another (a "
+                                 "slice); mark the array it comes from, or a copy")
         if g.shape != x.shape:
             raise MXNetError("mark_variables: gradient shape %s differs from variable shape %s"
                              % (g.shape, x.shape))
@@ -221,6 +224,8 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             gvar = lv.grad._var
             if g is None:
                 g = torch.zeros_like(t)
+            if g.shape != lv.grad._shape:     # marked through a reshaped view
+                g = g.reshape(lv.grad._shape)
             if lv.grad_req == 'add':
                 gvar.tensor = gvar.tensor + g
             else:
