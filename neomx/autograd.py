@@ -98,7 +98,8 @@ def mark_variables(variables, gradients, grad_reqs='write'):
         if x._view is not None:
             # A reshaped view may be marked: it shares all of its storage. Views of a part of
             # an array (slices) may not. Telling them apart needs the storage's size.
-            if x._view != 0 or x._data().numel() != x.size:
+            x.wait_to_read()
+            if x._view != 0 or x._var.tensor.numel() != x.size:
                 raise MXNetError("attach_grad: the array is a view of part of another (a "
                                  "slice); mark the array it comes from, or a copy")
         if g.shape != x.shape:
