@@ -109,8 +109,10 @@ def main():
              'peak = growth of VmHWM over VmRSS before the loop; "loop" is the time the '
              'front end spent in the loop, "total" includes the final nd.waitall()']
     if mxnet:
-        notes.append('neomx with its default limit peaks at %s of MXNet 1.9.1\'s growth'
-                     % fmt(ratio(default['peak_mb'], mxnet['peak_mb'])))
+        notes.append('neomx with its default limit peaks at %sx MXNet 1.9.1\'s growth. MXNet\'s '
+                     'nd.array copies synchronously, queued behind the operations already '
+                     'pushed to the device, so its loop never runs ahead (nor overlaps the copy '
+                     'with computation)' % fmt(ratio(default['peak_mb'], mxnet['peak_mb'])))
     else:
         notes.append('MXNet 1.9.1 reference not run')
     finish({'title': 'Memory of a loop that never synchronises (%d x 1 MB batches)' % n,
