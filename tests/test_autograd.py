@@ -1,6 +1,10 @@
 """autograd with MXNet 1.9.1's semantics: modes, grad_req, backward and grad (second order
 too), mark_variables, in-place write errors, custom Functions under both engines, gradients
 through views and across devices."""
+import contextlib
+import io
+import json
+
 import numpy as np
 import pytest
 
@@ -371,3 +375,132 @@ def test_pause_stops_recording():
         z = (y + c).sum()
     z.backward()
     assert x.grad.asnumpy().tolist() == [2, 2]
+
+
+# Scenarios whose results are compared with MXNet 1.9.1's (run by the same code there).
+SEMANTICS = r'''
+import json
+nd, ag = mx.nd, mx.autograd
+
+def L(a):
+    return a.asnumpy().tolist() if a is not None else None
+
+def unused():
+    x, y = nd.array([1., 2]), nd.array([3., 4])
+    x.attach_grad(); y.attach_grad()
+    with ag.record():
+        z = (x * 2).sum()
+    z.backward()
+    return [L(x.grad), L(y.grad)]
+
+def unused_prefilled():
+    x, y = nd.array([1., 2]), nd.array([3., 4])
+    x.attach_grad(); y.attach_grad(); y.grad[:] = 5
+    with ag.record():
+        z = (x * 2).sum()
+    z.backward()
+    return [L(x.grad), L(y.grad)]
+
+def add_twice():
+    x = nd.array([1., 2]); x.attach_grad(grad_req='add')
+    for _ in range(2):
+        with ag.record():
+            z = (x * x).sum()
+        z.backward()
+    return L(x.grad)
+
+def null_with_other():
+    x, y = nd.array([1., 2]), nd.array([1., 1])
+    x.attach_grad(grad_req='null'); y.attach_grad()
+    with ag.record():
+        z = (x * y).sum()
+    z.backward()
+    return [L(x.grad), L(y.grad)]
+
+def retain_add():
+    x = nd.array([1., 2]); x.attach_grad('add')
+    with ag.record():
+        z = (x * x).sum()
+    z.backward(retain_graph=True); z.backward()
+    return L(x.grad)
+
+def head_grads():
+    x = nd.array([1., 2]); x.attach_grad()
+    with ag.record():
+        z = x * x
+    g = ag.grad(z, [x], head_grads=nd.array([1., 10]), retain_graph=True)
+    z.backward(nd.array([10., 100]))
+    return [L(g[0]), L(x.grad)]
+
+def grad_list():
+    x, y = nd.array([1., 2]), nd.array([3., 4])
+    x.attach_grad(); y.attach_grad()
+    with ag.record():
+        z = (x * y).sum()
+    g = ag.grad(z, x)
+    return [type(g).__name__, L(g[0]), L(x.grad)]
+
+def cut_off():
+    x = nd.array([1., 2]); x.attach_grad(); x.grad[:] = 7
+    with ag.record():
+        y = nd.zeros_like(x)
+    y.backward()
+    a = L(x.grad)
+    x.attach_grad('add'); x.grad[:] = 7
+    with ag.record():
+        y = nd.BlockGrad(x * 2)
+    y.backward()
+    return [a, L(x.grad)]
+
+def views_and_devices():
+    x = nd.array([[1., 2], [3, 4]]); x.attach_grad()
+    with ag.record():
+        w = (x[1] * 3).sum() + (x[:, 0] * 5).sum() + (x.T * x).sum()
+    w.backward()
+    a = L(x.grad)
+    v = nd.array([1., 2]); v.attach_grad()
+    with ag.record():
+        z = v.copyto(mx.cpu(1)) * 3
+        z = z.as_in_context(mx.cpu(0)) * v
+    z.backward()
+    return [a, L(v.grad)]
+
+def function():
+    class Scaled(ag.Function):
+        def forward(self, x):
+            return x * 2
+        def backward(self, dy):
+            return dy * 10
+    x = nd.array([1., 2]); x.attach_grad()
+    with ag.record():
+        y = Scaled()(x) * nd.array([1., 3])
+    y.backward()
+    return L(x.grad)
+
+def modes():
+    r = []
+    with ag.record():
+        r += [ag.is_recording(), ag.is_training()]
+        with ag.pause(train_mode=True):
+            r += [ag.is_recording(), ag.is_training()]
+        with ag.predict_mode():
+            r += [ag.is_recording(), ag.is_training()]
+    with ag.record(train_mode=False):
+        r += [ag.is_recording(), ag.is_training()]
+    return r
+
+out = {f.__name__: f() for f in (unused, unused_prefilled, add_twice, null_with_other,
+                                 retain_add, head_grads, grad_list, cut_off, views_and_devices,
+                                 function, modes)}
+print(json.dumps(out))
+'''
+
+
+def test_semantics_match_mxnet(mxnet_ref):
+    expected = json.loads(mxnet_ref('import mxnet as mx\n' + SEMANTICS).strip().splitlines()[-1])
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(SEMANTICS, {'mx': mx})
+    got = json.loads(buf.getvalue().strip().splitlines()[-1])
+    for key, value in expected.items():
+        assert got[key] == value, key
