@@ -1,6 +1,9 @@
 """NDArray behaviours: attributes known without waiting, MXNet 1.9's view/copy rule for basic
 indexing, __setitem__, in-place operators, synchronisation, repr, NumPy and DLPack interop,
 pickling and the Python protocols."""
+import contextlib
+import io
+import json
 import pickle
 import threading
 import time
@@ -306,3 +309,41 @@ def test_operator_failure_is_raised_at_synchronisation():
     with pytest.raises(mx.MXNetError, match='take'):
         y.asnumpy()
     assert (x + 1).asnumpy().tolist() == [6]             # the engine keeps working
+
+
+# Run under MXNet 1.9.1 and neomx alike: values, shapes and view-or-copy of reads, and the
+# results of writes.
+INDEXING = r'''
+import json
+import numpy as np
+nd = mx.nd
+base = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+reads = ['[1]', '[1, 2]', '[1, 2, 3]', '[:, 1]', '[:, 1:3]', '[..., 2]', '[1, ..., 1]', '[None, 1]',
+         '[::-1]', '[:, ::-2, 1]', '[[1, 0], :, [0, 3]]', '[1, [0, 2]]', '[-1]', '[0:0]',
+         '[1][1:3]', '[1:2, 1:2, 1:2]']
+writes = [('[1]', '5'), ('[:, 1]', 'nd.array([7, 8, 9, 10])'), ('[1, 2]', 'np.arange(4)'),
+          ('[:, ::-1, 0]', 'nd.array([[1, 2, 3]])'), ('[[0, 1], 0, [1, 2]]', '-1'),
+          ('[1, [0, 2]]', 'nd.ones((2, 4))'), ('[..., 3]', '2.5'), ('[:]', '0')]
+out = {}
+for key in reads:
+    x = nd.array(base)
+    part = eval('x' + key)
+    value = part.asnumpy().tolist()
+    part[:] = -1
+    out['read' + key] = [list(part.shape), value, float(x.asnumpy().min()) == -1.0]
+for key, val in writes:
+    x = nd.array(base)
+    exec('x' + key + ' = ' + val)
+    out['write' + key] = x.asnumpy().tolist()
+print(json.dumps(out))
+'''
+
+
+def test_indexing_matches_mxnet(mxnet_ref):
+    expected = json.loads(mxnet_ref('import mxnet as mx\n' + INDEXING).strip().splitlines()[-1])
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(INDEXING, {'mx': mx})
+    got = json.loads(buf.getvalue().strip().splitlines()[-1])
+    for key, value in expected.items():
+        assert got[key] == value, key
