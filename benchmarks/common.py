@@ -9,6 +9,7 @@ into ``docs/benchmarks.md``. A result is a dict::
 """
 import argparse
 import datetime
+import inspect
 import json
 import os
 import platform
@@ -27,11 +28,9 @@ __all__ = ['ROOT', 'MXNET_REF', 'median_time', 'run_python', 'run_mxnet', 'has_m
            'machine', 'markdown_table', 'print_result', 'parser', 'finish', 'fmt', 'ratio',
            'interleaved', 'TIMING_HELPERS']
 
-# The timing helpers as source, so the MXNet and subprocess workloads time exactly as the
-# in-process ones do (pasted at the top of the code they run).
-TIMING_HELPERS = '''
-import time, statistics
+
 def median_time(fn, repeat, warmup=1):
+    """Median seconds of ``fn()`` over ``repeat`` calls after ``warmup`` calls."""
     for _ in range(warmup):
         fn()
     samples = []
@@ -40,8 +39,11 @@ def median_time(fn, repeat, warmup=1):
         fn()
         samples.append(time.perf_counter() - t)
     return statistics.median(samples)
-'''
-exec(TIMING_HELPERS)   # defines median_time here too
+
+
+# The same helper as source, pasted in front of the code run under MXNet, so that both sides
+# time alike.
+TIMING_HELPERS = 'import time, statistics\n' + inspect.getsource(median_time)
 
 
 def interleaved(variants, repeat, warmup=1):

@@ -346,7 +346,8 @@ def test_engine_scope_exit_with_pending_error_restores_engine():
 
 
 @pytest.mark.xfail(strict=True, reason='an exception leaving an engine_scope block is replaced '
-                   'by a pending engine error raised while switching back (neomx/engine/__init__.py)')
+                   'by a pending engine error raised while switching back '
+                   '(neomx/engine/__init__.py)')
 def test_engine_scope_keeps_the_user_exception():
     before = mx.engine.engine_type()
     try:
@@ -463,7 +464,8 @@ def test_error_names_operator_and_line_and_propagates(engine):
     # Independent work ran, and the engine keeps working.
     assert independent.asnumpy().tolist() == [9, 12]
     assert ((a + 1) * 3).asnumpy().tolist() == [0, 9]
-    assert nd.dot(nd.ones((3, 3), ctx=mx.cpu(1)), nd.ones((3, 3), ctx=mx.cpu(1))).sum().asscalar() == 27
+    ones = nd.ones((3, 3), ctx=mx.cpu(1))
+    assert nd.dot(ones, ones).sum().asscalar() == 27
     nd.waitall()                            # the error was raised already: not again
 
 
