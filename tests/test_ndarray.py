@@ -27,7 +27,14 @@ def _blocked(shape=(2, 3)):
     return x, ev, timer
 
 
-def test_attributes_never_wait():
+@pytest.fixture
+def threaded():
+    """These tests hold an operation back: they need the asynchronous engine."""
+    with mx.engine.engine_scope('ThreadedEngine'):
+        yield
+
+
+def test_attributes_never_wait(threaded):
     x, ev, timer = _blocked()
     t0 = time.time()
     y = (x + 1).reshape((3, 2)).astype('float64')
@@ -41,7 +48,7 @@ def test_attributes_never_wait():
     assert y.asnumpy().tolist() == [[1, 1], [1, 1], [1, 1]]
 
 
-def test_wait_to_read_and_write():
+def test_wait_to_read_and_write(threaded):
     x, ev, timer = _blocked()
     y = x + 1
     done = []
