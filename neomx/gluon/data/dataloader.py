@@ -139,6 +139,14 @@ def _thread_worker_fn(samples, batchify_fn, dataset):
     return batchify_fn([dataset[i] for i in samples])
 
 
+def _import_meta_kernels():
+    """Runs one operation on 'meta' tensors. The first such operation of a process imports
+    torch's reference kernels (hundreds of modules, seconds) and operators infer shapes that
+    way: done once before forking, the workers inherit them instead of each importing them on
+    its first sample."""
+    torch.empty(1, device='meta') / 2.0
+
+
 class DataLoaderTimeout(MXNetError, multiprocessing.TimeoutError):
     """A worker took longer than ``timeout`` seconds to make a batch."""
 
@@ -270,6 +278,7 @@ class DataLoader:
             return multiprocessing.pool.ThreadPool(self._num_workers)
         # Forking copies the arrays as they are: finish the operations that write them first.
         nd.waitall()
+        _import_meta_kernels()
         ctx = multiprocessing.get_context('fork' if sys.platform != 'win32' else None)
         counter = ctx.Value('i', 0)
         base_seed = int(np.random.randint(0, 1 << 30))
