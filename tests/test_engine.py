@@ -40,19 +40,14 @@ def _until(cond, timeout=20.0):
 
 def _run_child(code, env=None, timeout=240):
     """Runs ``code`` in a fresh Python with neomx; returns the JSON it prints last. The child
-    ends with ``os._exit`` (see EXIT_NOW)."""
+    ends in a normal interpreter shutdown, so a worker thread still busy then would show."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    r = subprocess.run([sys.executable, '-c', textwrap.dedent(code) + EXIT_NOW],
+    r = subprocess.run([sys.executable, '-c', textwrap.dedent(code)],
                        capture_output=True, text=True, timeout=timeout, env=full_env)
     assert r.returncode == 0, 'child failed (rc %d):\n%s\n%s' % (r.returncode, r.stdout[-3000:],
                                                                  r.stderr[-5000:])
     return json.loads(r.stdout.strip().splitlines()[-1])
-
-
-# Children end here rather than in interpreter shutdown, which a worker thread still freeing
-# an operation can abort (test_operation_is_released_before_it_counts_as_done).
-EXIT_NOW = '\nimport os, sys\nsys.stdout.flush()\nos._exit(0)\n'
 
 
 def _line():
@@ -312,9 +307,6 @@ def test_engine_scope_restores_the_engine():
         mx.engine.set_engine_type('FastEngine')
 
 
-@pytest.mark.xfail(strict=True, reason='engine_scope/set_engine_type leave the replaced '
-                   'ThreadedEngine\'s worker threads running: every switch adds idle threads '
-                   '(neomx/engine/__init__.py set_engine_type has no way to stop workers)')
 def test_switching_engines_does_not_leak_worker_threads():
     with mx.engine.engine_scope('ThreadedEngine'):
         (nd.ones((2,)) + nd.ones((2,), ctx=mx.cpu(1)).as_in_context(mx.cpu(0))).asnumpy()
@@ -331,9 +323,6 @@ def _restore_engine(kind):
         mx.engine.set_engine_type(kind)
 
 
-@pytest.mark.xfail(strict=True, reason='an error pending when engine_scope exits is raised by '
-                   'the old engine\'s waitall inside set_engine_type before the switch, so the '
-                   'scope\'s engine stays in use after the with block (neomx/engine/__init__.py)')
 def test_engine_scope_exit_with_pending_error_restores_engine():
     before = mx.engine.engine_type()
     try:
@@ -345,9 +334,6 @@ def test_engine_scope_exit_with_pending_error_restores_engine():
         _restore_engine(before)
 
 
-@pytest.mark.xfail(strict=True, reason='an exception leaving an engine_scope block is replaced '
-                   'by a pending engine error raised while switching back '
-                   '(neomx/engine/__init__.py)')
 def test_engine_scope_keeps_the_user_exception():
     before = mx.engine.engine_type()
     try:
@@ -506,9 +492,6 @@ def test_error_in_raw_push_and_errors_on_two_devices():
     assert v0.error is None
 
 
-@pytest.mark.xfail(strict=True, reason='assigning to an array whose producing operation failed '
-                   'fails again: the failed array has no storage (tensor None), so __setitem__ '
-                   'and copyto cannot write into it (neomx/ndarray/indexing.py setitem)')
 def test_assignment_repairs_a_failed_array(engine):
     bad, _ = failing(nd.array([1, -2]))
     with pytest.raises(EngineError):
@@ -517,12 +500,6 @@ def test_assignment_repairs_a_failed_array(engine):
     assert bad.asnumpy().tolist() == [7, 7]
 
 
-@pytest.mark.xfail(strict=True, reason='Worker._run publishes `done` (releasing the waiters) '
-                   'while it still holds the operation (closure, inputs); a process can then end '
-                   'while a daemon worker frees tensors, and torch re-taking the GIL in that '
-                   'thread during interpreter shutdown aborts the process ("terminate called '
-                   'without an active exception", exit -6) in a few percent of runs '
-                   '(neomx/engine/engine.py)')
 def test_operation_is_released_before_it_counts_as_done():
     """Everything an operation holds is freed before a waiter can see it done, so that nothing
     of it outlives ``waitall()`` in a worker thread."""

@@ -215,12 +215,7 @@ def test_seed_runs_as_an_mxnet_script(tmp_path):
     r = subprocess.run([sys.executable, '-m', 'neomx', 'run', str(script)], capture_output=True,
                        text=True, timeout=300, cwd=str(tmp_path),
                        env=dict(os.environ, PYTHONIOENCODING='utf-8'))
-    # Tolerated until the engine frees each operation before it counts as done: the process
-    # may abort in interpreter shutdown after the script has finished (see
-    # test_engine.py::test_operation_is_released_before_it_counts_as_done; drop this then).
-    aborted_at_exit = (r.returncode == -6 and
-                       'terminate called without an active exception' in r.stderr)
-    assert r.returncode == 0 or aborted_at_exit, r.stderr[-3000:]
+    assert r.returncode == 0, r.stderr[-3000:]
     out = r.stdout
     assert re.search(r'Workloads are queued\. ' + TIME, out)
     got = float(re.search(r'sum = \n\[([-+.e\d]+)\]\n<NDArray 1 @cpu\(0\)>', out).group(1))

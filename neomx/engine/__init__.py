@@ -55,12 +55,17 @@ def engine_type():
 
 
 def set_engine_type(kind):
-    """Switches to a new engine of ``kind`` after finishing everything pushed to the old one;
-    returns the previous type's name."""
+    """Switches to a new engine of ``kind`` after finishing everything pushed to the old one
+    (whose threads then end); returns the previous type's name. An error of the old engine's
+    operations is raised after the switch."""
     global _engine
     old = _engine
-    old.waitall()
-    _engine = _make(kind) if isinstance(kind, str) else kind
+    new = _make(kind) if isinstance(kind, str) else kind
+    try:
+        old.waitall()
+    finally:
+        _engine = new
+        old.shutdown()
     return old.name
 
 
@@ -70,8 +75,13 @@ def engine_scope(kind):
     old = set_engine_type(kind)
     try:
         yield _engine
-    finally:
-        set_engine_type(old)
+    except BaseException:
+        try:
+            set_engine_type(old)
+        except MXNetError:
+            pass            # the block's own exception is the one to report
+        raise
+    set_engine_type(old)
 
 
 def push(fn, reads, writes, ctx, name, where=None, copy=False, light=False):

@@ -100,7 +100,8 @@ class Engine:
         for w in writes:
             w.error = err
         self.tainted = True
-        self.errors.append(err)
+        if len(self.errors) < 64:   # the first are the ones waitall reports
+            self.errors.append(err)
 
     def _raise_for(self, var):
         err = var.error
@@ -145,6 +146,7 @@ class Worker:
         self.pushed = 0
         self.done = 0
         self.sleeping = False
+        self.stopping = False
         self.wake_at = _NEVER
         self._targets = []
         self._wake = threading.Condition(threading.Lock())
@@ -161,8 +163,16 @@ class Worker:
         return '<Worker %s>' % self.name
 
     def wake(self):
+        # Clearing the flag here, not in the worker, makes later pushes see the worker as
+        # awake at once: one notification per sleep, however many pushes follow.
         with self._wake:
+            self.sleeping = False
             self._wake.notify()
+
+    def stop(self):
+        """Ends the thread once everything queued has run (an engine being replaced)."""
+        self.stopping = True
+        self.wake()
 
     def wait(self, seq):
         """Blocks until operation ``seq`` of this worker is complete."""
@@ -231,6 +241,10 @@ class Worker:
                 fn()
             except BaseException as exc:
                 engine._fail(writes, name, where, exc)
+        # Drop the operation (its closure holds tensors) before it counts as done: a waiter
+        # that returns may be the main thread ending the interpreter, and tensors freed by
+        # this thread during shutdown abort the process.
+        op = fn = reads = writes = deps = None
         self.done = seq
         if seq >= self.wake_at:
             with self._done:
@@ -252,13 +266,16 @@ class Worker:
         if self.stream is not None:
             torch.cuda.set_device(self.ctx.device_id)
             torch.cuda.set_stream(self.stream)
-        while True:
-            if not queue:
-                with self._wake:
-                    self.sleeping = True
-                    while not queue:
+        while not self.stopping or queue:
+            with self._wake:
+                # The flag is set before the queue is looked at, and a pusher appends before it
+                # reads the flag: one of the two sees the other, so no wake-up is lost. Light
+                # operations queued while asleep wait for a wake-up or for a waiter to run them.
+                self.sleeping = True
+                if not queue:
+                    while self.sleeping:
                         self._wake.wait()
-                    self.sleeping = False
+                self.sleeping = False
             with self.exec_lock:
                 while queue:
                     self._run(queue.popleft())
@@ -274,7 +291,7 @@ class ThreadedEngine(Engine):
     def __init__(self, max_inflight=None):
         super().__init__()
         if max_inflight is None:
-            max_inflight = env_int('NEOMX_ENGINE_MAX_INFLIGHT', default=1024)
+            max_inflight = env_int('NEOMX_ENGINE_MAX_INFLIGHT', default=256)
         self.max_inflight = max_inflight
         self.lazy_batch = env_int('NEOMX_ENGINE_LAZY_BATCH', default=64)
         self._lock = threading.Lock()
@@ -297,6 +314,16 @@ class ThreadedEngine(Engine):
 
     def workers(self):
         return list(self._compute.values()) + list(self._copy.values())
+
+    def shutdown(self):
+        """Stops the worker threads after their queues drain (when the engine is replaced)."""
+        for w in self.workers():
+            w.stop()
+        for w in self.workers():
+            if w.thread is not threading.current_thread():
+                w.thread.join(timeout=10)
+        self._compute.clear()
+        self._copy.clear()
 
     def stream_of(self, ctx):
         """The CUDA stream of ``ctx``'s compute worker (None on CPU)."""
@@ -322,7 +349,9 @@ class ThreadedEngine(Engine):
         if w.sleeping and (not light or len(w.queue) >= self.lazy_batch or w.stream is not None):
             w.wake()
         if self.max_inflight and seq - w.done > self.max_inflight:
-            w.wait(seq - self.max_inflight)
+            # Wait until half the allowance has drained, not one operation: blocking once per
+            # max_inflight/2 pushes instead of at every push.
+            w.wait(seq - self.max_inflight // 2)
 
     def wait_for_var(self, var, for_write=False):
         for w, s in pending(var, for_write):
@@ -378,3 +407,6 @@ class NaiveEngine(Engine):
 
     def workers(self):
         return []
+
+    def shutdown(self):
+        pass

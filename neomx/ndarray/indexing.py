@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .. import engine as _engine
-from ..base import MXNetError, numeric_types
+from ..base import MXNetError, dtype_torch, numeric_types
 from ..ops import registry
 from ..ops.registry import Any, register
 from .ndarray import NDArray, _check_writable, _make, invoke, user_line
@@ -206,6 +206,11 @@ def setitem(x, key, value):
         template, flips = _ascending(x._shape, template)
 
     def fn():
+        if full and x._view is None and x._var.tensor is None:
+            # The operation that was to produce x failed: a full assignment gives it storage
+            # again, as in MXNet.
+            x._var.tensor = torch.empty(x._shape, dtype=dtype_torch(x._dtype),
+                                        device=x._ctx.torch_device)
         dst = x._tensor()
         v = value._tensor() if isinstance(value, NDArray) else value
         if isinstance(v, torch.Tensor) and v.dtype != dst.dtype:
