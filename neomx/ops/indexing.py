@@ -79,7 +79,21 @@ def _pick(data, index, axis, keepdims, mode):
     return out if keepdims else out.squeeze(ax).reshape(expect or (1,))
 
 
-register('pick', inputs=('data', 'index'), fluent=True,
+def _pick_rule(attrs, shapes, dtypes):
+    data, index = tuple(shapes[0]), tuple(shapes[1])
+    if attrs['axis'] is None:
+        raise ShapeError("axis=None is not supported; pick needs an axis")
+    ax = _norm_axis(attrs['axis'], len(data))
+    expect = data[:ax] + data[ax + 1:]
+    if index != expect and index != expect[:ax] + (1,) + expect[ax:]:
+        raise ShapeError("index of shape %s does not fit data %s along axis %d (expected %s)"
+                         % (index, data, attrs['axis'], expect))
+    out = expect[:ax] + (1,) + expect[ax:] if attrs['keepdims'] else (expect or (1,))
+    return (out,), (dtypes[0],)
+
+
+register('pick', inputs=('data', 'index'), fluent=True, infer=_pick_rule,
+         infer_attrs=('axis', 'keepdims'),
          attrs={'axis': IntOrNone(-1), 'keepdims': Bool(False), 'mode': _MODE})(_pick)
 
 
@@ -156,7 +170,38 @@ def _topk(data, axis, k, ret_typ, is_ascend, dtype):
     return indices
 
 
-register('topk', fluent=True,
+def _sorted_shape(shape, axis):
+    """(shape the sort works on, its axis): the flattened array when axis is None."""
+    if axis is None:
+        n = 1
+        for d in shape:
+            n *= d
+        return (n,), 0
+    return tuple(shape), _norm_axis(axis, len(shape))
+
+
+def _topk_rule(attrs, shapes, dtypes):
+    shape, ax = _sorted_shape(shapes[0], attrs['axis'])
+    n, k = shape[ax], attrs['k']
+    if k > n:
+        raise ShapeError("k=%d is larger than axis %s of length %d" % (k, attrs['axis'], n))
+    picked = shape[:ax] + (n if k <= 0 else k,) + shape[ax + 1:]
+    kind = attrs['ret_typ']
+    if kind == 'mask':
+        return (tuple(shapes[0]),), (dtypes[0],)
+    if kind == 'value':
+        return (picked,), (dtypes[0],)
+    if kind == 'both':
+        return (picked, picked), (dtypes[0], attrs['dtype'])
+    return (picked,), (attrs['dtype'],)
+
+
+def _sort_rule(attrs, shapes, dtypes):
+    shape, _ = _sorted_shape(shapes[0], attrs['axis'])
+    return (shape,), (attrs.get('dtype') or dtypes[0],)
+
+
+register('topk', fluent=True, infer=_topk_rule,
          num_outputs=lambda attrs: 2 if attrs['ret_typ'] == 'both' else 1,
          attrs={'axis': IntOrNone(-1), 'k': Int(1),
                 'ret_typ': Enum('value', 'indices', 'mask', 'both', default='indices'),
@@ -169,7 +214,7 @@ def _sort(data, axis, is_ascend):
     return torch.sort(x, dim=ax, descending=not is_ascend, stable=True)[0]
 
 
-register('sort', fluent=True, attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True)})(_sort)
+register('sort', fluent=True, infer=_sort_rule, attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True)})(_sort)
 
 
 def _argsort(data, axis, is_ascend, dtype):
@@ -179,7 +224,7 @@ def _argsort(data, axis, is_ascend, dtype):
     return idx.to(dtype_torch(dtype))
 
 
-register('argsort', fluent=True,
+register('argsort', fluent=True, infer=_sort_rule,
          attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True), 'dtype': DType('float32')})(
     _argsort)
 
@@ -202,7 +247,17 @@ def _gather_nd(data, indices):
     return out.reshape(1) if out.dim() == 0 else out
 
 
-register('gather_nd', inputs=('data', 'indices'))(_gather_nd)
+def _gather_nd_rule(attrs, shapes, dtypes):
+    data, indices = tuple(shapes[0]), tuple(shapes[1])
+    m = indices[0] if indices else 0
+    if not indices or m > len(data) or m == 0:
+        raise ShapeError("gather_nd: indices of shape %s do not index an array of shape %s "
+                         "(expected (M, ...) with 1 <= M <= %d)" % (indices, data, len(data)))
+    return (indices[1:] + data[m:] or (1,),), (dtypes[0],)
+
+
+register('gather_nd', inputs=('data', 'indices'), infer=_gather_nd_rule,
+         infer_attrs=())(_gather_nd)
 
 
 def _scatter_nd(data, indices, shape):

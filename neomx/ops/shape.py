@@ -134,14 +134,32 @@ def _transpose(data, axes):
     return data.permute(*axes)
 
 
-register('transpose', view=True, fluent=True, attrs={'axes': Shape(())})(_transpose)
+def _transpose_rule(attrs, shapes, dtypes):
+    shape, axes = tuple(shapes[0]), attrs['axes']
+    if not axes:
+        return (shape[::-1],), (dtypes[0],)
+    if sorted(a % max(len(shape), 1) for a in axes) != list(range(len(shape))):
+        raise ShapeError("axes %s are not a permutation of the %d dims of %s"
+                         % (axes, len(shape), shape))
+    return (tuple(shape[a] for a in axes),), (dtypes[0],)
+
+
+register('transpose', view=True, fluent=True, infer=_transpose_rule,
+         attrs={'axes': Shape(())})(_transpose)
 
 
 def _expand_dims(data, axis):
     return data.unsqueeze(_norm_axis(axis, data.dim() + 1))
 
 
-register('expand_dims', view=True, fluent=True, attrs={'axis': Int()})(_expand_dims)
+def _expand_dims_rule(attrs, shapes, dtypes):
+    shape = tuple(shapes[0])
+    axis = _norm_axis(attrs['axis'], len(shape) + 1)
+    return (shape[:axis] + (1,) + shape[axis:],), (dtypes[0],)
+
+
+register('expand_dims', view=True, fluent=True, infer=_expand_dims_rule,
+         attrs={'axis': Int()})(_expand_dims)
 
 
 def _squeeze(data, axis):
@@ -157,7 +175,21 @@ def _squeeze(data, axis):
     return out.reshape(1) if out.dim() == 0 else out
 
 
-register('squeeze', view=True, fluent=True, attrs={'axis': Axis(None)})(_squeeze)
+def _squeeze_rule(attrs, shapes, dtypes):
+    shape, axis = tuple(shapes[0]), attrs['axis']
+    if axis is None:
+        out = tuple(d for d in shape if d != 1)
+    else:
+        axes = {_norm_axis(a, len(shape)) for a in (axis if isinstance(axis, tuple) else (axis,))}
+        for a in axes:
+            if shape[a] != 1:
+                raise ShapeError("cannot squeeze axis %d of size %d" % (a, shape[a]))
+        out = tuple(d for i, d in enumerate(shape) if i not in axes)
+    return (out or (1,),), (dtypes[0],)
+
+
+register('squeeze', view=True, fluent=True, infer=_squeeze_rule,
+         attrs={'axis': Axis(None)})(_squeeze)
 
 
 def _flatten(data):
@@ -357,7 +389,15 @@ def _tile(data, reps):
     return data.repeat(*((1,) * (data.dim() - len(reps)) + tuple(reps)))
 
 
-register('tile', fluent=True, attrs={'reps': Shape()})(_tile)
+def _tile_rule(attrs, shapes, dtypes):
+    shape, reps = tuple(shapes[0]), tuple(attrs['reps'])
+    n = max(len(shape), len(reps))
+    shape = (1,) * (n - len(shape)) + shape
+    reps = (1,) * (n - len(reps)) + reps
+    return (tuple(d * r for d, r in zip(shape, reps)),), (dtypes[0],)
+
+
+register('tile', fluent=True, infer=_tile_rule, attrs={'reps': Shape()})(_tile)
 
 
 def _repeat(data, repeats, axis):
@@ -374,7 +414,15 @@ def _flip(data, axis):
     return torch.flip(data, [_norm_axis(a, data.dim()) for a in axes])
 
 
-register('reverse', aliases=('flip',), fluent=True, attrs={'axis': Axis()})(_flip)
+def _flip_rule(attrs, shapes, dtypes):
+    axis = attrs['axis']
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        _norm_axis(a, len(shapes[0]))
+    return (shapes[0],), (dtypes[0],)
+
+
+register('reverse', aliases=('flip',), fluent=True, infer=_flip_rule,
+         attrs={'axis': Axis()})(_flip)
 
 
 def _swapaxes(data, dim1, dim2):
