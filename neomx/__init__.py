@@ -27,9 +27,12 @@ from . import kvstore as kv
 from . import initializer
 from . import initializer as init
 from . import gluon
+from .symbol import onnx
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
-           'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', '__version__']
+           'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', 'test_utils',
+           'symbol', 'sym', 'profiler', 'optimizer', 'lr_scheduler', 'kvstore', 'kv', 'metric',
+           'initializer', 'init', 'gluon', 'onnx', '__version__']
 
 
 def _freeze_import_garbage():

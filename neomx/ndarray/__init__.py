@@ -16,4 +16,14 @@ from .fluent import add_fluent_methods as _add_fluent  # noqa: E402
 
 _add_fluent(NDArray)
 
+
+
+def __getattr__(name):
+    # nd.CachedOp lives with the symbolic layer, which imports this package.
+    if name == 'CachedOp':
+        from ..symbol.cached_op import CachedOp
+        return CachedOp
+    raise AttributeError("module 'neomx.ndarray' has no attribute %r" % (name,))
+
+
 __all__ = ['NDArray', 'waitall', 'random', 'save', 'load', 'load_frombuffer'] + list(_creation_all)
