@@ -354,8 +354,13 @@ class ThreadedEngine(Engine):
             w.wait(seq - self.max_inflight // 2)
 
     def wait_for_var(self, var, for_write=False):
-        for w, s in pending(var, for_write):
-            w.wait(s)
+        if for_write:
+            for w, s in pending(var, True):
+                w.wait(s)
+        else:
+            w = var.writer
+            if w is not None and w.done < var.wseq:
+                w.wait(var.wseq)
         if var.error is not None:
             self._raise_for(var)
 

@@ -16,6 +16,7 @@ views: they share the storage (and its Var) of the array they come from, as in M
 import numbers
 import os
 import sys
+from math import prod as _prod
 
 import numpy as np
 import torch
@@ -278,15 +279,22 @@ def _invoke_unary(op, x, attrs, where):
     """``invoke`` for the commonest case, kept short: one plain input, one output, nothing
     recorded, generated or mutated."""
     shape = x._shape
-    try:
-        (oshape,), (odtype,) = op.infer(attrs, (shape,), (x._dtype,))
-    except ShapeError as e:
-        raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(op, attrs, (shape,),
-                                                                        (x._dtype,)),
-                                                  _fmt_where(where))) from None
+    specs = op.unary_specs
+    spec = specs.get((shape, x._dtype)) if specs is not None else None
+    if spec is None:
+        try:
+            (oshape,), (odtype,) = op.infer(attrs, (shape,), (x._dtype,))
+        except ShapeError as e:
+            raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(
+                op, attrs, (shape,), (x._dtype,)), _fmt_where(where))) from None
+        spec = (oshape, odtype, _prod(oshape) + _prod(shape) < LIGHT_ELEMENTS)
+        if specs is not None:
+            if len(specs) > 1024:
+                specs.clear()
+            specs[(shape, x._dtype)] = spec
     var = Storage()
     ctx = x._ctx
-    out = _make(var, oshape, odtype, ctx)
+    out = _make(var, spec[0], spec[1], ctx)
     xv = x._var
     kernel = op.kernel
     if attrs:
@@ -295,9 +303,7 @@ def _invoke_unary(op, x, attrs, where):
     else:
         def fn():
             var.tensor = kernel(xv.tensor)
-    n = _numel(oshape)
-    _engine._engine.push(fn, (xv,), (var,), ctx, op.name, where, False,
-                         n + _numel(shape) < LIGHT_ELEMENTS)
+    _engine._engine.push(fn, (xv,), (var,), ctx, op.name, where, False, spec[2])
     return out
 
 
@@ -722,27 +728,43 @@ class NDArray:
 
     # --- arithmetic ---
     def __add__(self, other):
+        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
+            return _scalar_fast(self, other, '_plus_scalar')
         return _binary(self, other, 'broadcast_add', '_plus_scalar', '_plus_scalar')
 
     def __radd__(self, other):
+        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
+            return _scalar_fast(self, other, '_plus_scalar')
         return _binary(self, other, 'broadcast_add', '_plus_scalar', '_plus_scalar')
 
     def __sub__(self, other):
+        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
+            return _scalar_fast(self, other, '_minus_scalar')
         return _binary(self, other, 'broadcast_sub', '_minus_scalar', None)
 
     def __rsub__(self, other):
+        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
+            return _scalar_fast(self, other, '_rminus_scalar')
         return _binary(self, other, None, '_rminus_scalar', None)
 
     def __mul__(self, other):
+        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
+            return _scalar_fast(self, other, '_mul_scalar')
         return _binary(self, other, 'broadcast_mul', '_mul_scalar', None)
 
     def __rmul__(self, other):
+        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
+            return _scalar_fast(self, other, '_mul_scalar')
         return _binary(self, other, 'broadcast_mul', '_mul_scalar', None)
 
     def __truediv__(self, other):
+        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
+            return _scalar_fast(self, other, '_div_scalar')
         return _binary(self, other, 'broadcast_div', '_div_scalar', None)
 
     def __rtruediv__(self, other):
+        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
+            return _scalar_fast(self, other, '_rdiv_scalar')
         return _binary(self, other, None, '_rdiv_scalar', None)
 
     __div__ = __truediv__
@@ -837,6 +859,32 @@ def _scalar_op(name):
     if op is None:
         op = _SCALAR_OPS[name] = registry.get(name)
     return op
+
+
+_PY_SCALARS = frozenset((int, float))
+_FLOATS = frozenset(('float32', 'float64', 'float16', 'bfloat16'))
+
+
+def _scalar_fast(x, scalar, opname):
+    """``x (op) scalar`` for a plain array and a Python number, outside autograd: the hot
+    path of scalar arithmetic, pushing the maths directly."""
+    f = sys._getframe(2)
+    name = f.f_code.co_filename
+    where = (name, f.f_lineno) if _INTERNAL.get(name) is False else user_line(3)
+    op = _SCALAR_OPS.get(opname) or _scalar_op(opname)
+    spec = op.unary_specs.get((x._shape, x._dtype))
+    if spec is None:     # the first call for this shape fills the spec
+        return invoke(op, (x,), {'scalar': float(scalar)}, where=where)
+    var = Storage()
+    ctx = x._ctx
+    out = _make(var, spec[0], spec[1], ctx)
+    xv = x._var
+    kernel = op.kernel.float_kernel if x._dtype in _FLOATS else op.kernel
+
+    def fn():
+        var.tensor = kernel(xv.tensor, scalar)
+    _engine._engine.push(fn, (xv,), (var,), ctx, op.name, where, False, spec[2])
+    return out
 
 
 def _binary(lhs, rhs, array_op, scalar_op, _unused):

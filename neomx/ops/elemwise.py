@@ -140,6 +140,9 @@ def _register_scalar(name, f, aliases=()):
     def k(data, scalar):
         return _as_dtype(f(data, _scalar(data, scalar)), data)
     k.__doc__ = "Elementwise ``%s`` of an array and a scalar." % name
+    # On floating-point data the scalar needs no cast and the result keeps the dtype: callers
+    # that know the dtype at push time may call the maths directly.
+    k.float_kernel = f
     register(name, inputs=('data',), attrs={'scalar': Float(1.0)}, infer=same_as_input,
              infer_attrs=(), aliases=aliases)(k)
 
