@@ -508,3 +508,30 @@ def test_dataloader_with_transforms_in_workers(tmp_path, no_download):
         assert x.shape == (4, 1, 28, 28) and x.dtype == np.float32 and y.dtype == np.int32
         np.testing.assert_allclose(x.asnumpy()[2, 0], images[2] / 255.0, rtol=1e-6)
         assert np.concatenate([b[1].asnumpy() for b in batches]).tolist() == list(range(10))
+
+
+@pytest.mark.gpu
+def test_image_operators_on_gpu():
+    img = np.random.RandomState(4).randint(0, 256, (2, 6, 8, 3)).astype(np.uint8)
+    cpu, gpu = nd.array(img, dtype='uint8'), nd.array(img, dtype='uint8', ctx=mx.gpu(0))
+    for f in (lambda x: nd.image.to_tensor(x), lambda x: nd.image.resize(x, size=(5, 3)),
+              lambda x: nd.image.resize(x, size=(5, 3), interp=3),
+              lambda x: nd.image.crop(x, 1, 2, 3, 4), lambda x: nd.image.flip_left_right(x[0]),
+              lambda x: nd.image.normalize(nd.image.to_tensor(x), mean=0.5, std=0.2)):
+        out = f(gpu)
+        assert out.context == mx.gpu(0)
+        np.testing.assert_allclose(out.asnumpy().astype(float), f(cpu).asnumpy().astype(float),
+                                   rtol=1e-5, atol=1.0001 if out.dtype == np.uint8 else 1e-5)
+    flipped = nd.image.random_flip_left_right(gpu[0])
+    assert flipped.context == mx.gpu(0) and flipped.shape == (6, 8, 3)
+
+
+@pytest.mark.gpu
+def test_dataloader_pinned_batches_to_gpu():
+    ds = gdata.ArrayDataset(np.arange(24, dtype='float32').reshape(6, 4))
+    for workers in (0, 2):
+        batches = list(gdata.DataLoader(ds, 3, pin_memory=True, num_workers=workers))
+        assert all(b.context == mx.cpu_pinned(0) for b in batches)
+        on_gpu = [b.as_in_context(mx.gpu(0)) for b in batches]
+        np.testing.assert_array_equal(np.concatenate([b.asnumpy() for b in on_gpu]),
+                                      np.arange(24).reshape(6, 4))

@@ -80,3 +80,12 @@ def test_runs_as_a_module():
     assert r.returncode == 0, r.stderr
     for option in ('--model', '--epochs', '--batch-size', '--lr', '--devices', '--hybridize'):
         assert option in r.stdout
+
+
+@pytest.mark.gpu
+def test_main_job_on_gpus(capsys):
+    rows = train.main(['--model', 'both', '--epochs', '1', '--train-size', '256',
+                       '--test-size', '64', '--resnet-width', '8', '--no-progress'])
+    out = capsys.readouterr().out
+    assert 'devices: [gpu(0)' in out
+    assert len(rows['lenet']) == len(rows['resnet18']) == 1
