@@ -15,7 +15,8 @@ from neomx.gluon.model_zoo.model_store import get_model_file
 
 # Every family and variant kind; the deeper ResNets and VGGs differ only in their tables.
 NAMES = ['resnet18_v1', 'resnet50_v1', 'resnet18_v2', 'resnet50_v2', 'vgg11', 'vgg11_bn',
-         'alexnet', 'mobilenet0.25', 'mobilenetv2_0.25']
+         'alexnet', 'mobilenet0.25', 'mobilenetv2_0.25', 'densenet121', 'squeezenet1.0',
+         'squeezenet1.1', 'inceptionv3']
 
 
 def _params(net):
@@ -44,7 +45,8 @@ def test_parameter_names_and_shapes_match_mxnet(mxnet_ref):
         assert ours == theirs, name
 
 
-@pytest.mark.parametrize('name,size', [('resnet34_v2', 32), ('vgg13', 32), ('mobilenet1.0', 32)])
+@pytest.mark.parametrize('name,size', [('resnet34_v2', 32), ('vgg13', 32), ('mobilenet1.0', 32),
+                                       ('squeezenet1.1', 224), ('densenet121', 224)])
 def test_forward_shapes(name, size):
     net = vision.get_model(name, classes=5)
     net.initialize()

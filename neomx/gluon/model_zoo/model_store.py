@@ -18,6 +18,11 @@ __all__ = ['get_model_file', 'purge', 'short_hash', 'default_root', 'load_pretra
 
 _model_sha1 = {name: checksum for checksum, name in [
     ('44335d1f0046b328243b32a26a4fbd62d9057b45', 'alexnet'),
+    ('f27dbf2dbd5ce9a80b102d89c7483342cd33cb31', 'densenet121'),
+    ('b6c8a95717e3e761bd88d145f4d0a214aaa515dc', 'densenet161'),
+    ('2603f878403c6aa5a71a124c4a3307143d6820e9', 'densenet169'),
+    ('1cdbc116bc3a1b65832b18cf53e1cb8e7da017eb', 'densenet201'),
+    ('ed47ec45a937b656fcc94dabde85495bbef5ba1f', 'inceptionv3'),
     ('9f83e440996887baf91a6aff1cccc1c903a64274', 'mobilenet0.25'),
     ('8e9d539cc66aa5efa71c4b6af983b936ab8701c3', 'mobilenet0.5'),
     ('529b2c7f4934e6cb851155b22c96c9ab0a7c4dc2', 'mobilenet0.75'),
@@ -36,6 +41,8 @@ _model_sha1 = {name: checksum for checksum, name in [
     ('ecdde35339c1aadbec4f547857078e734a76fb49', 'resnet50_v2'),
     ('18e93e4f48947e002547f50eabbcc9c83e516aa6', 'resnet101_v2'),
     ('f2695542de38cf7e71ed58f02893d82bb409415e', 'resnet152_v2'),
+    ('264ba4970a0cc87a4f15c96e25246a1307caf523', 'squeezenet1.0'),
+    ('33ba0f93753c83d86e1eb397f38a667eaf2e9376', 'squeezenet1.1'),
     ('dd221b160977f36a53f464cb54648d227c707a05', 'vgg11'),
     ('ee79a8098a91fbe05b7a973fed2017a6117723a8', 'vgg11_bn'),
     ('6bc5de58a05a5e2e7f493e2d75a580d83efde38c', 'vgg13'),
