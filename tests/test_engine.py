@@ -741,15 +741,15 @@ def test_intra_op_threads_split_between_cpu_devices(monkeypatch):
     before = torch.get_num_threads()
     try:
         eng = ThreadedEngine()
-        # One core is left to the Python front end; the rest go to the one CPU device ...
-        assert _probe_threads(eng, mx.cpu(0)) == 8
-        assert torch.get_num_threads() == 8
-        # ... and are shared once a second CPU device is in use.
+        # All cores go to the one CPU device ...
+        assert _probe_threads(eng, mx.cpu(0)) == 9
+        assert torch.get_num_threads() == 9
+        # ... and are shared once a second CPU device is in use, never oversubscribed.
         assert _probe_threads(eng, mx.cpu(1)) == 4
         assert _probe_threads(eng, mx.cpu(0)) == 4
         assert torch.get_num_threads() == 4
         naive = NaiveEngine()
-        assert _probe_threads(naive, mx.cpu(0)) == 8
+        assert _probe_threads(naive, mx.cpu(0)) == 9
     finally:
         torch.set_num_threads(before)
 

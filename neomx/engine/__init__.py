@@ -9,6 +9,7 @@ The policy is chosen by ``NEOMX_ENGINE_TYPE`` (or ``MXNET_ENGINE_TYPE``): ``Thre
 """
 import atexit
 import contextlib
+import os
 
 from ..base import MXNetError, env_str
 from .engine import EngineError, NaiveEngine, ThreadedEngine, cpu_budget
@@ -43,6 +44,30 @@ def _wait_at_exit():
 
 
 atexit.register(_wait_at_exit)
+
+
+def _drain_before_fork():
+    # A forked child has none of the parent's worker threads: whatever is still queued would
+    # never run there, and a lock a worker held at the fork would stay held. Finish first.
+    if isinstance(_engine, ThreadedEngine) and not _in_worker():
+        for w in _engine.workers():
+            w.wait(w.pushed)
+
+
+def _fresh_engine_in_child():
+    # The parent's engine object (its workers, queues and locks) is unusable in the child:
+    # replace it without touching it.
+    global _engine
+    _engine = type(_engine)()
+
+
+def _in_worker():
+    from .engine import _local
+    return _local.in_worker
+
+
+if hasattr(os, 'register_at_fork'):
+    os.register_at_fork(before=_drain_before_fork, after_in_child=_fresh_engine_in_child)
 
 
 def current():

@@ -59,14 +59,17 @@ class Engine:
 
     # -- torch's intra-op threads -------------------------------------------------------
     def _use_device(self, ctx):
-        """Recomputes the intra-op thread count when a new CPU device comes into use: one core
-        is left to the Python front end and the rest are shared by the CPU devices, since two
-        threads fighting for one core run a training step several times slower than one."""
+        """Recomputes the intra-op thread count when a new CPU device comes into use: the
+        cores are shared by the CPU devices in use and never oversubscribed (two threads
+        fighting for one core run a training step several times slower than one). The Python
+        front end gets no core of its own: while the devices compute it mostly waits, and a
+        LeNet step on one device of a 2-core machine runs 1.7x faster with both cores.
+        ``NEOMX_CPU_THREADS`` (or ``OMP_NUM_THREADS``) fixes the count per device."""
         if ctx.device_typeid == 2 or ctx.device_id in self._cpu_devices:
             return
         self._cpu_devices.add(ctx.device_id)
         fixed = env_int('NEOMX_CPU_THREADS', 'OMP_NUM_THREADS')
-        n = fixed if fixed else max(1, (cpu_budget() - 1) // len(self._cpu_devices))
+        n = fixed if fixed else max(1, cpu_budget() // len(self._cpu_devices))
         if n != self.intra_op_threads or self.threads_gen == 0:
             self.intra_op_threads = n
             self.threads_gen += 1
