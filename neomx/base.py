@@ -9,7 +9,8 @@ import numpy as np
 import torch
 
 __all__ = ['MXNetError', 'NotSupportedForSparseNDArray', 'numeric_types', 'integer_types',
-           'string_types', 'dtype_np', 'dtype_torch', 'dtype_name', 'env_int', 'env_str']
+           'string_types', 'dtype_np', 'dtype_torch', 'dtype_name', 'env_int', 'env_str',
+           'data_dir']
 
 
 class MXNetError(RuntimeError):
@@ -101,6 +102,12 @@ def env_str(*names, default=None):
         if value not in (None, ''):
             return value
     return default
+
+
+def data_dir():
+    """Where datasets and models are kept: ``$NEOMX_HOME`` or ``$MXNET_HOME``, else
+    ``~/.mxnet`` (MXNet's folder, so files it downloaded are found)."""
+    return os.path.expanduser(env_str('NEOMX_HOME', 'MXNET_HOME', default='~/.mxnet'))
 
 
 def env_int(*names, default=None):

@@ -9,17 +9,11 @@ import shutil
 import tempfile
 import urllib.request
 
-from ...base import env_str
+from ...base import data_dir, env_str
 
 __all__ = ['data_dir', 'repo_url', 'check_sha1', 'fetch']
 
 _REPO = 'https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/'
-
-
-def data_dir():
-    """Where datasets and models are kept: ``$NEOMX_HOME`` or ``$MXNET_HOME``, else
-    ``~/.mxnet`` (MXNet's folder, so files it downloaded are found)."""
-    return os.path.expanduser(env_str('NEOMX_HOME', 'MXNET_HOME', default='~/.mxnet'))
 
 
 def repo_url(namespace, filename):
