@@ -338,6 +338,18 @@ def _own(r):
     return r
 
 
+def _call(kernel, inputs, kw, rec):
+    """Runs ``kernel`` on the inputs' tensors; with ``rec``, under torch's grad mode so torch
+    records the graph (the engine's threads run with it off)."""
+    if not rec:
+        return kernel(*_tensors(inputs), **kw)
+    torch.set_grad_enabled(True)
+    try:
+        return kernel(*_tensors(inputs), **kw)
+    finally:
+        torch.set_grad_enabled(False)
+
+
 def _closure1(kernel, inputs, kw, ov, rec, view):
     if len(inputs) == 1 and not rec and not view:
         x = inputs[0]
@@ -347,14 +359,7 @@ def _closure1(kernel, inputs, kw, ov, rec, view):
         return fn
 
     def fn():
-        if rec:
-            torch.set_grad_enabled(True)
-            try:
-                r = kernel(*_tensors(inputs), **kw)
-            finally:
-                torch.set_grad_enabled(False)
-        else:
-            r = kernel(*_tensors(inputs), **kw)
+        r = _call(kernel, inputs, kw, rec)
         if isinstance(r, (tuple, list)):
             r = r[0]
         ov.tensor = _own(r) if view else r
@@ -363,15 +368,7 @@ def _closure1(kernel, inputs, kw, ov, rec, view):
 
 def _closure_n(kernel, inputs, kw, ovs, rec, view):
     def fn():
-        if rec:
-            torch.set_grad_enabled(True)
-            try:
-                rs = kernel(*_tensors(inputs), **kw)
-            finally:
-                torch.set_grad_enabled(False)
-        else:
-            rs = kernel(*_tensors(inputs), **kw)
-        for v, r in zip(ovs, rs):
+        for v, r in zip(ovs, _call(kernel, inputs, kw, rec)):
             v.tensor = _own(r) if view else r
     return fn
 
@@ -393,14 +390,7 @@ def _redirect(op, outs, out, where):
 
 def _closure_out(kernel, inputs, kw, targets, rec, view):
     def fn():
-        if rec:
-            torch.set_grad_enabled(True)
-            try:
-                rs = kernel(*_tensors(inputs), **kw)
-            finally:
-                torch.set_grad_enabled(False)
-        else:
-            rs = kernel(*_tensors(inputs), **kw)
+        rs = _call(kernel, inputs, kw, rec)
         if isinstance(rs, torch.Tensor):
             rs = (rs,)
         for t, r in zip(targets, rs):
