@@ -34,10 +34,7 @@ def track(worker, seq, reads, writes):
     for v in reads:
         w = v.writer
         if w is not None and w is not worker and w.done < v.wseq:
-            if deps is None:
-                deps = [(w, v.wseq)]
-            else:
-                deps.append((w, v.wseq))
+            deps = _add(deps, w, v.wseq)
         r = v.readers
         if r is None:
             v.readers = {worker: seq}
@@ -46,21 +43,23 @@ def track(worker, seq, reads, writes):
     for v in writes:
         w = v.writer
         if w is not None and w is not worker and w.done < v.wseq:
-            if deps is None:
-                deps = [(w, v.wseq)]
-            else:
-                deps.append((w, v.wseq))
+            deps = _add(deps, w, v.wseq)
         r = v.readers
         if r is not None:
             for w, s in r.items():
                 if w is not worker and w.done < s:
-                    if deps is None:
-                        deps = [(w, s)]
-                    else:
-                        deps.append((w, s))
+                    deps = _add(deps, w, s)
             v.readers = None
         v.writer = worker
         v.wseq = seq
+    return deps
+
+
+def _add(deps, worker, seq):
+    # Dependencies on other workers are rare: the list is made only when there is one.
+    if deps is None:
+        return [(worker, seq)]
+    deps.append((worker, seq))
     return deps
 
 
