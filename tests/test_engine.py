@@ -512,7 +512,7 @@ def test_operation_is_released_before_it_counts_as_done():
             done_when_freed.append(w.done)
 
     held = Held()
-    eng.push(lambda held=held: None, [], [Var()], mx.cpu(0), 'holds', light=False)
+    eng.push(lambda held=held: None, [], [Var()], mx.cpu(0), 'holds', work=None)
     del held
     eng.waitall()
     assert _until(lambda: done_when_freed)
@@ -530,7 +530,7 @@ def test_push_blocks_beyond_max_inflight():
 
     def pusher():
         for i in range(2, 41):
-            eng.push(lambda: None, [v], [], mx.cpu(0), 'read', light=True)
+            eng.push(lambda: None, [v], [], mx.cpu(0), 'read', work=1)
             returned.append(i)
     t = threading.Thread(target=pusher, daemon=True)
     t.start()
@@ -554,7 +554,7 @@ def test_pending_operations_never_exceed_max_inflight():
     eng.push(gate.wait, [], [x], mx.cpu(0), 'gate')
     threading.Timer(0.05, gate.set).start()
     for i in range(3000):
-        eng.push(lambda: None, [x], [y], mx.cpu(0), 'op', light=i % 3 == 0)
+        eng.push(lambda: None, [x], [y], mx.cpu(0), 'op', work=1 if i % 3 == 0 else None)
         w = eng.worker(mx.cpu(0))
         worst = max(worst, w.pushed - w.done)
     eng.waitall()
@@ -567,7 +567,7 @@ def test_unlimited_inflight_does_not_block():
     v = Var()
     eng.push(gate.wait, [], [v], mx.cpu(0), 'gate')
     for _ in range(2000):
-        eng.push(lambda: None, [v], [], mx.cpu(0), 'read', light=True)
+        eng.push(lambda: None, [v], [], mx.cpu(0), 'read', work=1)
     w = eng.worker(mx.cpu(0))
     assert w.pushed - w.done == 2001          # all queued behind the gate, none refused
     gate.set()
@@ -650,7 +650,7 @@ def test_waiter_runs_queued_light_ops_itself():
     ran_on = []
     for _ in range(10):
         eng.push(lambda: ran_on.append(threading.current_thread()), [v], [v], mx.cpu(0),
-                 'light', light=True)
+                 'light', work=1)
     time.sleep(0.05)                        # room for a wrongly woken worker to take them
     assert w.sleeping and w.done == 0       # light operations alone do not wake the worker
     eng.wait_for_var(v)
@@ -670,14 +670,14 @@ def test_heavy_op_runs_on_worker_while_pusher_continues():
         proceed.wait(30)
         finished.set()
     v = Var()
-    eng.push(heavy, [], [v], mx.cpu(0), 'heavy', light=False)
+    eng.push(heavy, [], [v], mx.cpu(0), 'heavy', work=None)
     # The worker picks it up by itself: this thread never waits on the engine meanwhile.
     assert started.wait(30)
     assert ran_on == [w.thread]
     # The pusher keeps going while the heavy operation runs: it pushes to the other device and
     # waits there, which completes before the heavy operation does.
     u = Var()
-    eng.push(lambda: None, [], [u], mx.cpu(1), 'other_device', light=True)
+    eng.push(lambda: None, [], [u], mx.cpu(1), 'other_device', work=1)
     eng.wait_for_var(u)
     assert not finished.is_set()
     proceed.set()
@@ -694,7 +694,7 @@ def test_light_ops_wake_the_worker_in_batches():
     n = eng.lazy_batch
     for i in range(n):
         eng.push(lambda i=i: (ran_on.append(threading.current_thread()),
-                              i == n - 1 and last.set()), [v], [v], mx.cpu(0), 'light', light=True)
+                              i == n - 1 and last.set()), [v], [v], mx.cpu(0), 'light', work=1)
     assert last.wait(30)                    # nobody waited: the batch woke the worker
     assert set(ran_on) == {w.thread}
 
@@ -706,7 +706,7 @@ def test_heavy_op_takes_queued_light_ops_along_in_order():
     order = []
     done = threading.Event()
     for i in range(5):
-        eng.push(lambda i=i: order.append(i), [v], [v], mx.cpu(0), 'light', light=True)
+        eng.push(lambda i=i: order.append(i), [v], [v], mx.cpu(0), 'light', work=1)
     eng.push(lambda: (order.append('heavy'), done.set()), [v], [v], mx.cpu(0), 'heavy')
     assert done.wait(30)
     assert order == [0, 1, 2, 3, 4, 'heavy']

@@ -12,7 +12,8 @@ import contextlib
 import os
 
 from ..base import MXNetError, env_str
-from .engine import EngineError, NaiveEngine, ThreadedEngine, cpu_budget
+from .engine import (LIGHT_WORK, PARALLEL_WORK, EngineError, NaiveEngine, ThreadedEngine,
+                     cpu_budget)
 from .var import Var, track
 
 __all__ = ['Var', 'EngineError', 'ThreadedEngine', 'NaiveEngine', 'current', 'push',
@@ -109,9 +110,10 @@ def engine_scope(kind):
     set_engine_type(old)
 
 
-def push(fn, reads, writes, ctx, name, where=None, copy=False, light=False):
-    """Queues ``fn`` on ``ctx`` after the earlier operations on ``reads`` and ``writes``."""
-    return _engine.push(fn, reads, writes, ctx, name, where, copy, light)
+def push(fn, reads, writes, ctx, name, where=None, copy=False, work=None):
+    """Queues ``fn`` on ``ctx`` after the earlier operations on ``reads`` and ``writes``;
+    ``work`` estimates its size (see ``ThreadedEngine.push``)."""
+    return _engine.push(fn, reads, writes, ctx, name, where, copy, work)
 
 
 def wait_for_var(var, for_write=False):

@@ -54,8 +54,7 @@ class Engine:
         self.tainted = False       # a failure happened: ops must check their inputs
         self.trace = None          # list of (track, op name, t0 ns, t1 ns) while profiling
         self._cpu_devices = set()
-        self.threads_gen = 0
-        self.intra_op_threads = 1
+        self.intra_op_threads = 0
 
     # -- torch's intra-op threads -------------------------------------------------------
     def _use_device(self, ctx):
@@ -70,9 +69,8 @@ class Engine:
         self._cpu_devices.add(ctx.device_id)
         fixed = env_int('NEOMX_CPU_THREADS', 'OMP_NUM_THREADS')
         n = fixed if fixed else max(1, cpu_budget() // len(self._cpu_devices))
-        if n != self.intra_op_threads or self.threads_gen == 0:
+        if n != self.intra_op_threads:
             self.intra_op_threads = n
-            self.threads_gen += 1
             torch.set_num_threads(n)
 
     # -- running one operation ----------------------------------------------------------
@@ -123,6 +121,12 @@ class Engine:
 
 
 _NEVER = float('inf')
+# Work estimates (multiply-adds, or elements touched) at which an operation stops being light
+# (it wakes an idle worker) and starts using more than one intra-op thread: below that, the
+# cost of waking threads is larger than what they would share (a batch-1 matrix-vector product
+# runs slower on two threads than on one).
+LIGHT_WORK = 1 << 14
+PARALLEL_WORK = 1 << 18
 
 
 class _Local(threading.local):
@@ -156,7 +160,7 @@ class Worker:
         self._done = threading.Condition(threading.Lock())
         self.exec_lock = threading.Lock()   # held by whoever runs this worker's operations
         self.stream = None
-        self.gen = -1
+        self.threads = 0        # the intra-op threads this worker's thread is set to
         if ctx.device_typeid == 2:
             self.stream = torch.cuda.Stream(device=ctx.torch_device)
         self.thread = threading.Thread(target=self._loop, name='neomx-' + name, daemon=True)
@@ -193,8 +197,11 @@ class Worker:
         """Runs queued operations up to ``seq`` in the calling thread (exec_lock held)."""
         grad = torch.is_grad_enabled()
         nested = _local.in_worker
+        threads = self.threads
+        mine = torch.get_num_threads()
         torch._C._set_grad_enabled(False)
         _local.in_worker = True
+        self.threads = mine          # _run compares with this thread's setting, not the worker's
         try:
             queue = self.queue
             while self.done < seq and queue:
@@ -202,6 +209,9 @@ class Worker:
         finally:
             _local.in_worker = nested
             torch._C._set_grad_enabled(grad)
+            if self.threads != mine:
+                torch.set_num_threads(mine)
+            self.threads = threads
             self.exec_lock.release()
 
     def _wait_done(self, seq):
@@ -227,11 +237,12 @@ class Worker:
             dep.wait(seq)
 
     def _run(self, op):
-        fn, reads, writes, deps, seq, name, where = op
+        fn, reads, writes, deps, seq, name, where, work = op
         engine = self.engine
-        if self.gen != engine.threads_gen:
-            self.gen = engine.threads_gen
-            torch.set_num_threads(engine.intra_op_threads)
+        n = engine.intra_op_threads if work is None or work >= PARALLEL_WORK else 1
+        if n != self.threads:
+            self.threads = n
+            torch.set_num_threads(n)
         if deps is not None:
             for dep, s in deps:
                 self.order_after(dep, s)
@@ -332,14 +343,16 @@ class ThreadedEngine(Engine):
         """The CUDA stream of ``ctx``'s compute worker (None on CPU)."""
         return self.worker(ctx).stream
 
-    def push(self, fn, reads, writes, ctx, name, where=None, copy=False, light=False):
+    def push(self, fn, reads, writes, ctx, name, where=None, copy=False, work=None):
         """Queues ``fn`` to run on ``ctx``'s worker (its copy worker with ``copy``) once the
         earlier operations on ``reads`` and ``writes`` are complete; returns at once.
 
-        A ``light`` operation (a few microseconds of work) does not wake an idle worker by
-        itself: light operations gather until ``lazy_batch`` of them wait, a heavy one
+        ``work`` estimates the operation's size (multiply-adds or elements; None: large). A
+        light operation (below ``LIGHT_WORK``: a few microseconds) does not wake an idle worker
+        by itself: light operations gather until ``lazy_batch`` of them wait, a larger one
         arrives, or someone waits for one (and, finding the worker idle, runs them). Handing a
-        tiny operation to another thread costs more than running it."""
+        tiny operation to another thread costs more than running it. Operations below
+        ``PARALLEL_WORK`` run their kernel on one thread."""
         if _local.in_worker:
             # Pushed by an operation while it runs (a custom Function's backward): the worker
             # is busy with that operation, so run this one now, in order.
@@ -348,8 +361,10 @@ class ThreadedEngine(Engine):
         with self._lock:
             seq = w.pushed + 1
             w.pushed = seq
-            w.queue.append((fn, reads, writes, track(w, seq, reads, writes), seq, name, where))
-        if w.sleeping and (not light or len(w.queue) >= self.lazy_batch or w.stream is not None):
+            w.queue.append((fn, reads, writes, track(w, seq, reads, writes), seq, name, where,
+                            work))
+        if w.sleeping and (work is None or work >= LIGHT_WORK or len(w.queue) >= self.lazy_batch
+                           or w.stream is not None):
             w.wake()
         if self.max_inflight and seq - w.done > self.max_inflight:
             # Wait until half the allowance has drained, not one operation: blocking once per
@@ -381,13 +396,18 @@ class NaiveEngine(Engine):
     def __init__(self):
         super().__init__()
         self._seen = set()
+        self._threads = 0
 
-    def push(self, fn, reads, writes, ctx, name, where=None, copy=False, light=False):
+    def push(self, fn, reads, writes, ctx, name, where=None, copy=False, work=None):
         if ctx not in self._seen:
             ctx.torch_device
             self._seen.add(ctx)
             if not copy:
                 self._use_device(ctx)
+        n = self.intra_op_threads if work is None or work >= PARALLEL_WORK else 1
+        if n != self._threads and n:
+            self._threads = n
+            torch.set_num_threads(n)
         # Operations run with grad mode off unless they record, as on a worker thread.
         grad_was = torch.is_grad_enabled()
         torch._C._set_grad_enabled(False)

@@ -16,7 +16,6 @@ views: they share the storage (and its Var) of the array they come from, as in M
 import numbers
 import os
 import sys
-from math import prod as _prod
 
 import numpy as np
 import torch
@@ -32,8 +31,6 @@ __all__ = ['NDArray', 'Storage', 'invoke', 'push_write', 'from_tensor', 'empty_l
            'waitall', 'rng_var']
 
 _REAL = (int, float, np.integer, np.floating, bool, np.bool_)
-# Operations touching fewer elements than this are 'light' for the engine (see engine.push).
-LIGHT_ELEMENTS = 1 << 14
 
 
 class Storage(Var):
@@ -260,14 +257,8 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
         fn = _closure1(op.kernel, inputs, kw, outs[0]._var, rec, op.view)
     else:
         fn = _closure_n(op.kernel, inputs, kw, [o._var for o in outs], rec, op.view)
-    work = 0
-    for s in shapes:
-        if s is not None:
-            work += _numel(s)
-    for s in out_shapes:
-        work += _numel(s)
     _engine._engine.push(fn, in_vars, writes, ctx, op.name, where, False,
-                         work < LIGHT_ELEMENTS and not op.heavy)
+                         op.work(attrs, shapes, out_shapes))
     if out is not None:
         return out
     if op.num_outputs(attrs) == 1 and len(outs) == 1:
@@ -287,7 +278,7 @@ def _invoke_unary(op, x, attrs, where):
         except ShapeError as e:
             raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(
                 op, attrs, (shape,), (x._dtype,)), _fmt_where(where))) from None
-        spec = (oshape, odtype, _prod(oshape) + _prod(shape) < LIGHT_ELEMENTS)
+        spec = (oshape, odtype, op.work(attrs, (shape,), (oshape,)))
         if specs is not None:
             if len(specs) > 1024:
                 specs.clear()

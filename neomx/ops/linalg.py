@@ -4,6 +4,8 @@ makediag, extracttrian, maketrian), registered as ``_linalg_<name>`` for ``nd.li
 
 The ``linalg`` operators work on the last two axes; leading axes are a batch.
 """
+from math import prod
+
 import torch
 
 from .registry import Bool, Float, Int, ShapeError, Str, register
@@ -56,7 +58,18 @@ def _dot(lhs, rhs, transpose_a, transpose_b, forward_stype):
     return out.reshape(_dot_shapes(tuple(lhs.shape), tuple(rhs.shape), transpose_a, transpose_b))
 
 
-register('dot', inputs=('lhs', 'rhs'), infer=_dot_rule, heavy=True,
+def _dot_cost(attrs, shapes, out_shapes):
+    a = shapes[0]
+    k = a[0] if attrs['transpose_a'] and len(a) > 1 else a[-1]
+    return prod(out_shapes[0]) * k
+
+
+def _batch_dot_cost(attrs, shapes, out_shapes):
+    a = shapes[0]
+    return prod(out_shapes[0]) * (a[-2] if attrs['transpose_a'] else a[-1])
+
+
+register('dot', inputs=('lhs', 'rhs'), infer=_dot_rule, heavy=True, cost=_dot_cost,
          attrs={'transpose_a': Bool(False), 'transpose_b': Bool(False),
                 'forward_stype': Str('None')})(_dot)
 
@@ -85,6 +98,7 @@ def _batch_dot(lhs, rhs, transpose_a, transpose_b, forward_stype):
 
 
 register('batch_dot', inputs=('lhs', 'rhs'), infer=_batch_dot_rule, heavy=True,
+         cost=_batch_dot_cost,
          attrs={'transpose_a': Bool(False), 'transpose_b': Bool(False),
                 'forward_stype': Str('None')})(_batch_dot)
 

@@ -15,6 +15,8 @@ position 1 and back: torch's kernels are channels-first.
 (1, 3, 2, 2)
 """
 import math
+import weakref
+from math import prod
 
 import torch
 import torch.nn.functional as F
@@ -111,8 +113,55 @@ def _same_dtypes(op, dtypes):
         raise ShapeError("%s: inputs have different dtypes %s" % (op, given))
 
 
-register('FullyConnected', inputs=('data', 'weight', 'bias'), heavy=True,
-         drop_inputs=_no_bias, fill=_fc_fill, infer=_fc_infer,
+_TRANSPOSED = {}    # id(weight) -> (weakref to it, its version, its contiguous transpose)
+
+
+def _transposed(w):
+    key = id(w)
+    e = _TRANSPOSED.get(key)
+    if e is None or e[0]() is not w or e[1] != w._version:
+        def forget(ref, key=key):
+            if _TRANSPOSED.get(key, (None,))[0] is ref:
+                del _TRANSPOSED[key]
+        e = _TRANSPOSED[key] = (weakref.ref(w, forget), w._version, w.t().contiguous())
+    return e[2]
+
+
+def _linear(x, w, b):
+    """``x @ w.T + b`` for generated code. For a few rows outside autograd it multiplies by a
+    cached contiguous transpose of the weight (made again whenever the weight is written),
+    which BLAS runs much faster than a transposed view for matrix-vector products."""
+    if x.shape[0] <= 8 and w.numel() <= 1 << 21 and not torch.is_grad_enabled():
+        wt = _transposed(w)
+        return torch.mm(x, wt) if b is None else torch.addmm(b, x, wt)
+    return F.linear(x, w, b)
+
+
+def _fc_lower(attrs, shapes, dtypes):
+    data = shapes[0]
+    if data is None or len(data) != 2:
+        return None
+    return '_linear({0}, {1}, %s)' % ('None' if attrs['no_bias'] else '{2}'), {'_linear': _linear}
+
+
+def _fc_cost(attrs, shapes, out_shapes):
+    return prod(out_shapes[0]) * shapes[1][1]
+
+
+def _conv_cost(attrs, shapes, out_shapes):
+    # Each output element sums C/num_group x kernel products (Deconvolution: each input one).
+    w = shapes[1]
+    per = prod(w[1:])
+    return prod(out_shapes[0]) * per if attrs.get('adj') is None else prod(shapes[0]) * per
+
+
+def _pool_cost(attrs, shapes, out_shapes):
+    k = shapes[0][2:] if attrs['global_pool'] else attrs['kernel']
+    return prod(out_shapes[0]) * prod(k)
+
+
+register('FullyConnected', inputs=('data', 'weight', 'bias'), heavy=True, cost=_fc_cost,
+         drop_inputs=_no_bias, fill=_fc_fill, infer=_fc_infer, lower=_fc_lower,
          attrs={'num_hidden': Int(), 'no_bias': Bool(False),
                 'flatten': Bool(True)})(_fully_connected)
 
@@ -254,7 +303,7 @@ def _conv_infer(attrs, shapes, dtypes):
 
 
 register('Convolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_inputs=_no_bias,
-         fill=_conv_fill, infer=_conv_infer, attrs=_CONV_ATTRS)(_convolution)
+         cost=_conv_cost, fill=_conv_fill, infer=_conv_infer, attrs=_CONV_ATTRS)(_convolution)
 
 
 def _deconv_pad(attrs, in_spatial):
@@ -311,7 +360,7 @@ def _deconv_infer(attrs, shapes, dtypes):
 
 
 register('Deconvolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_inputs=_no_bias,
-         fill=_conv_fill, infer=_deconv_infer,
+         cost=_conv_cost, fill=_conv_fill, infer=_deconv_infer,
          attrs={'kernel': Shape(), 'stride': Shape(()), 'dilate': Shape(()), 'pad': Shape(()),
                 'adj': Shape(()), 'target_shape': Shape(()), 'num_filter': Int(),
                 'num_group': Int(1), 'workspace': Int(512), 'no_bias': Bool(True),
@@ -416,7 +465,7 @@ def _pooling(data, kernel=(), pool_type='max', global_pool=False, cudnn_off=Fals
     return _to_last(out) if last else out
 
 
-register('Pooling', heavy=True, infer=_pool_infer,
+register('Pooling', heavy=True, cost=_pool_cost, infer=_pool_infer,
          attrs={'kernel': Shape(()), 'pool_type': Enum('avg', 'lp', 'max', 'sum', default='max'),
                 'global_pool': Bool(False), 'cudnn_off': Bool(False),
                 'pooling_convention': Enum('full', 'same', 'valid', default='valid'),
@@ -436,7 +485,16 @@ def _activation(data, act_type):
     return _ACT[act_type](data)
 
 
-register('Activation', infer=_same_shape, infer_attrs=(),
+_ACT_CALLS = {'relu': 'torch.relu({0})', 'sigmoid': 'torch.sigmoid({0})',
+              'tanh': 'torch.tanh({0})', 'softrelu': 'torch.nn.functional.softplus({0})'}
+
+
+def _act_lower(attrs, shapes, dtypes):
+    call = _ACT_CALLS.get(attrs['act_type'])
+    return None if call is None else (call, {})
+
+
+register('Activation', infer=_same_shape, infer_attrs=(), lower=_act_lower,
          attrs={'act_type': Enum(*_ACT)})(_activation)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717

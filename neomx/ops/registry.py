@@ -13,6 +13,7 @@ the one MXNet defines. ``nd.<name>`` and ``sym.<name>`` are generated from these
 """
 import ast
 import functools
+from math import prod
 
 import torch
 
@@ -214,7 +215,7 @@ class Op:
                  output_names=None, infer=None, infer_attrs=None, fill=None, mutate=(),
                  drop_inputs=None, rng=False, train=False, creation=False, copy=False,
                  view=False, grad=None, fluent=False, doc=None, key_var_num_args=None,
-                 hidden=False, heavy=False):
+                 hidden=False, heavy=False, lower=None, cost=None):
         self.name = name
         self.kernel = kernel
         self.inputs = (inputs,) if isinstance(inputs, str) else tuple(inputs)
@@ -237,6 +238,13 @@ class Op:
         self.key_var_num_args = key_var_num_args
         self.hidden = hidden
         self.heavy = heavy      # much more work than its element count says (dot, convolution)
+        # For the code generator: ``lower(attrs, in_shapes, in_dtypes)`` gives (a format string
+        # over the input expressions, {name: object} it uses) calling torch directly for these
+        # attributes and inputs, or None to call the kernel.
+        self.lower = lower
+        # ``cost(attrs, in_shapes, out_shapes)``: multiply-adds, for operators whose work is
+        # not their element count (see ``work``).
+        self.cost = cost
         self.__doc__ = doc or kernel.__doc__
         self._memo = {}
         self.variadic = any(i.startswith('*') for i in self.inputs)
@@ -244,7 +252,7 @@ class Op:
             self.kernel = _with_grad(kernel, grad, name)
         # One output, no generator, train flag, device, mutation or view: the fast path.
         self.simple = (num_outputs == 1 and not (rng or train or creation or mutate or view))
-        # (output shape, dtype, light) per (input shape, dtype) for single-input calls whose
+        # (output shape, dtype, work) per (input shape, dtype) for single-input calls whose
         # attributes do not change the shape (None when they may).
         self.unary_specs = {} if infer_attrs == () else None
 
@@ -313,6 +321,23 @@ class Op:
     def mutated(self, attrs):
         m = self.mutate
         return m(attrs) if callable(m) else m
+
+    def work(self, attrs, shapes, out_shapes):
+        """An estimate of the operation's work for the engine (which decides from it whether
+        to wake a worker and how many threads to give the kernel): multiply-adds for operators
+        with a cost rule, elements touched for the others, None (large) for heavy operators
+        without one."""
+        if self.cost is not None:
+            return self.cost(attrs, shapes, out_shapes)
+        if self.heavy:
+            return None
+        n = 0
+        for s in shapes:
+            if s is not None:
+                n += prod(s)
+        for s in out_shapes:
+            n += prod(s)
+        return n
 
     # -- shape and dtype inference --
     def infer(self, attrs, shapes, dtypes):

@@ -17,8 +17,7 @@ import torch
 from .. import engine as _engine
 from ..base import MXNetError, mode
 from ..context import current_context
-from ..ndarray.ndarray import (LIGHT_ELEMENTS, NDArray, Storage, _make, _merge_leaves, rng_var,
-                               user_line)
+from ..ndarray.ndarray import NDArray, Storage, _make, _merge_leaves, rng_var, user_line
 from . import passes
 from .codegen import generate
 from .graph import Graph
@@ -26,24 +25,17 @@ from .graph import Graph
 __all__ = ['CachedOp', 'Program', 'compile_program']
 
 
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 class Program:
     """A compiled graph for one signature: the generated code, the output shapes and dtypes,
     which inputs it writes (auxiliary states) and whether it draws random numbers."""
-    __slots__ = ('code', 'out_specs', 'aux', 'rng', 'light', 'name', 'graph', 'replay')
+    __slots__ = ('code', 'out_specs', 'aux', 'rng', 'work', 'name', 'graph', 'replay')
 
-    def __init__(self, code, out_specs, aux, rng, light, name, graph):
+    def __init__(self, code, out_specs, aux, rng, work, name, graph):
         self.code = code
         self.out_specs = out_specs
         self.aux = aux
         self.rng = rng
-        self.light = light
+        self.work = work
         self.name = name
         self.graph = graph
         self.replay = None
@@ -101,8 +93,23 @@ class Program:
                 rs = fn(*ts, generator=gen, device=dev)
             for v, r in zip(out_vars, rs):
                 v.tensor = r
-        _engine._engine.push(run, reads, writes, ctx, self.name, where, False, self.light)
+        _engine._engine.push(run, reads, writes, ctx, self.name, where, False, self.work)
         return outs
+
+
+def _work(graph, inferred):
+    """The engine's work estimate of a whole program: the sum of its operators' (None when
+    one of them is large without saying how large)."""
+    total = 0
+    for node in graph.nodes:
+        if node.op is None:
+            continue
+        shapes = [inferred.shapes[src][k] for src, k in node.inputs]
+        w = node.op.work(node.attrs, shapes, inferred.shapes[node])
+        if w is None:
+            return None
+        total += w
+    return total
 
 
 def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='forward',
@@ -127,10 +134,7 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     aux_names = {n.name for n in g.auxiliary()}
     aux = tuple(i for i, nm in enumerate(input_names) if nm in aux_names)
     rng = any(n.op is not None and n.op.rng for n in g.nodes)
-    heavy = any(n.op is not None and n.op.heavy for n in g.nodes)
-    work = sum(_numel(s) for s in shapes) + sum(_numel(s) for s, _ in out_specs)
-    light = not heavy and work < LIGHT_ELEMENTS
-    prog = Program(code, out_specs, aux, rng, light, name, g)
+    prog = Program(code, out_specs, aux, rng, _work(g, inferred), name, g)
     if backend == 'inductor':
         compiled = torch.compile(code.fn, dynamic=False)
         code.fn = compiled

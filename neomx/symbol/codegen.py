@@ -131,7 +131,15 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
             kw.append('is_train=%r' % bool(is_train))
         if op.creation:
             kw.append('device=device')
-        call = '%s(%s)' % (kernels[op.name], ', '.join(args + kw))
+        call = None
+        if op.lower is not None and inferred is not None:
+            low = op.lower(node.attrs, *_input_specs(node, inferred))
+            if low is not None:
+                template, used = low
+                glb.update(used)
+                call = template.format(*args)
+        if call is None:
+            call = '%s(%s)' % (kernels[op.name], ', '.join(args + kw))
         nout = node.num_outputs()
         outs = [names.make(node.name if nout == 1 else '%s_%d' % (node.name, i))
                 for i in range(nout)]
@@ -161,6 +169,19 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     exec(compile(src, filename, 'exec'), glb)
     return GeneratedCode(glb[fname], src, filename, list(input_names))
+
+
+def _input_specs(node, inferred):
+    """(shapes, dtypes) of a node's inputs in the kernel's argument order, None for an absent
+    input or one not inferred."""
+    n, slots = input_slots(node)
+    shapes, dtypes = [None] * n, [None] * n
+    for pos, (src, k) in zip(slots, node.inputs):
+        s = inferred.shapes.get(src)
+        d = inferred.dtypes.get(src)
+        shapes[pos] = None if s is None else s[k]
+        dtypes[pos] = None if d is None else d[k]
+    return shapes, dtypes
 
 
 _DEFAULTS = {}
