@@ -122,10 +122,12 @@ class Engine:
 
 _NEVER = float('inf')
 # Work estimates (multiply-adds, or elements touched) at which an operation stops being light
-# (it wakes an idle worker) and starts using more than one intra-op thread: below that, the
-# cost of waking threads is larger than what they would share (a batch-1 matrix-vector product
-# runs slower on two threads than on one).
-LIGHT_WORK = 1 << 14
+# and starts using more than one intra-op thread. Below about 2^18 (tens of microseconds of
+# kernel time here) handing the operation to a sleeping worker, and sharing the GIL with it,
+# costs more than running it in the thread that waits for it; and waking intra-op threads
+# costs more than they would share (a batch-1 matrix-vector product runs slower on two
+# threads than on one). NEOMX_ENGINE_LIGHT_WORK changes the first.
+LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
 PARALLEL_WORK = 1 << 18
 
 
