@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+import common  # noqa: F401  (puts the checkout on sys.path)
+from common import MXNET_REF, ROOT, finish, fmt
 
 import torch  # noqa: E402
 
@@ -30,7 +30,6 @@ import neomx as mx  # noqa: E402
 from neomx import autograd, gluon, nd  # noqa: E402
 from neomx.gluon import nn  # noqa: E402
 
-MXNET_REF = os.environ.get('NEOMX_MXNET_REF', os.path.join(ROOT, '.mxnet-ref', 'bin', 'python'))
 CALLS = 1000
 
 
@@ -227,29 +226,37 @@ def main():
         m = mxnet_figures(args.repeat)
         if m is not None:
             res['mlp']['mxnet_imperative_s'], res['mlp']['mxnet_hybridized_s'] = m
-    print('Seeds MLP 512-256-128-2, batch 1, %d calls (best of %d), threads=%d'
-          % (CALLS, args.repeat, torch.get_num_threads()))
-    rows = [('neomx imperative', imp), ('neomx hybridized', hyb),
-            ('PyTorch eager (no_grad)', teager)]
+    threads = torch.get_num_threads()
+    rows = [['neomx imperative', imp * 1e6 / CALLS, imp / teager, None],
+            ['neomx hybridized', hyb * 1e6 / CALLS, hyb / teager, hyb / imp],
+            ['PyTorch eager (no_grad)', teager * 1e6 / CALLS, 1.0, None]]
     if 'mxnet_imperative_s' in res['mlp']:
-        rows += [('MXNet 1.9.1 imperative', res['mlp']['mxnet_imperative_s']),
-                 ('MXNet 1.9.1 hybridized', res['mlp']['mxnet_hybridized_s'])]
-    for name, t in rows:
-        print('  %-26s %8.1f ms  %6.1f us/call' % (name, t * 1e3, t * 1e6 / CALLS))
-    print('  hybridized / PyTorch eager  = %.2f (target <= 0.75)' % (hyb / teager))
-    print('  hybridized / imperative     = %.2f (target <= 0.50)' % (hyb / imp))
+        mi, mh = res['mlp']['mxnet_imperative_s'], res['mlp']['mxnet_hybridized_s']
+        rows += [['MXNet 1.9.1 imperative', mi * 1e6 / CALLS, mi / teager, None],
+                 ['MXNet 1.9.1 hybridized', mh * 1e6 / CALLS, mh / teager, mh / mi]]
+    notes = ['targets: hybridized <= 0.75x PyTorch eager: %s (%s); hybridized <= 0.5x '
+             'imperative: %s (%s)' % (fmt(hyb / teager), 'met' if hyb / teager <= 0.75 else
+                                      'MISSED', fmt(hyb / imp),
+                                      'met' if hyb / imp <= 0.5 else 'MISSED'),
+             'best of %d runs of %d calls each, %d intra-op thread(s), outside autograd; '
+             'nd.waitall() ends each run' % (args.repeat, CALLS, threads)]
     if not args.no_train:
-        tn = train_neomx(max(2, args.repeat // 2))
-        tt = train_torch(max(2, args.repeat // 2))
+        n = max(2, args.repeat // 2)
+        tn = train_neomx(n)
+        tt = train_torch(n)
         res['resnet_train_step'] = {'neomx_hybridized_s': tn, 'torch_s': tt}
-        print('Small ResNet training step, batch %d of 3x32x32 (best of %d x %d steps)'
-              % (BATCH, max(2, args.repeat // 2), STEPS))
-        print('  %-26s %8.2f ms/step' % ('neomx hybridized', tn * 1e3))
-        print('  %-26s %8.2f ms/step' % ('PyTorch', tt * 1e3))
-        print('  neomx / PyTorch             = %.2f (target <= 1.10)' % (tn / tt))
-    if args.json:
-        with open(args.json, 'w') as f:
-            json.dump(res, f, indent=2)
+        rows += [['small ResNet training step, neomx hybridized (ms)', tn * 1e3, tn / tt, None],
+                 ['small ResNet training step, PyTorch (ms)', tt * 1e3, 1.0, None]]
+        notes.append('small ResNet: batch %d of 3x32x32, best of %d x %d steps; target '
+                     'neomx <= 1.1x PyTorch: %s (%s)' % (BATCH, n, STEPS, fmt(tn / tt),
+                                                         'met' if tn / tt <= 1.1 else 'MISSED'))
+    finish({'title': 'Hybridization: the seeds\' MLP (512-256-128-2, batch 1) and a small ResNet '
+                     'training step',
+            'about': 'Microseconds per call of the MLP (milliseconds per step for the ResNet); '
+                     'ratios against PyTorch doing the same in the same run, and hybridized '
+                     'against imperative.',
+            'headers': ['implementation', 'us/call', 'vs PyTorch', 'vs imperative'],
+            'rows': rows, 'notes': notes}, args)
 
 
 if __name__ == '__main__':

@@ -633,6 +633,9 @@ class HybridBlock(Block):
             here = cur is ctx or cur == ctx     # no context switch needed
             if self._active:
                 if here:
+                    cache = self.__dict__.get('_hybrid_cache')     # the per-call hot path
+                    if cache is not None:
+                        return cache((x,) + args)
                     return _hybrid.call_cached_op(self, x, *args)
                 with ctx:
                     return _hybrid.call_cached_op(self, x, *args)
