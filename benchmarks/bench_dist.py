@@ -20,6 +20,9 @@ import subprocess
 import sys
 import time
 
+import common  # noqa: F401  (puts the checkout on sys.path)
+from common import finish, fmt
+
 HERE = os.path.abspath(__file__)
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GLOBAL_BATCH = 256
@@ -155,7 +158,12 @@ def main():
     p.add_argument('--warmup', type=int, default=5)
     p.add_argument('--repeats', type=int, default=3)
     p.add_argument('--no-torch', action='store_true')
+    p.add_argument('--no-mxnet', action='store_true', help='(no MXNet reference here)')
+    p.add_argument('--repeat', type=int, help='same as --repeats')
+    p.add_argument('--json', metavar='PATH', help='also write the result as JSON to PATH')
     args = p.parse_args()
+    if args.repeat:
+        args.repeats = args.repeat
     if args.worker:
         rank, seconds = (neomx_worker if args.worker == 'neomx' else torch_worker)(args)
         if rank == 0:
@@ -178,19 +186,27 @@ def main():
                                                            args.warmup, env))
     med = {name: statistics.median(v) for name, v in results.items()}
     base = {'neomx': med[configs[0][0]], 'PyTorch': med.get('PyTorch 1 process x 1 thread')}
-    print('LeNet, 28x28, global batch %d, %d steps after %d warm-up, median of %d runs '
-          '(%d cores)' % (GLOBAL_BATCH, args.steps, args.warmup, args.repeats,
-                          len(os.sched_getaffinity(0))))
-    print('| configuration | samples/s | ms/step | vs 1 process |')
-    print('|---|---:|---:|---:|')
+    rows = []
     for name, procs, fw, kv, env in configs:
         b = base['neomx' if fw == 'neomx' else 'PyTorch']
-        print('| %s | %.0f | %.1f | %.2fx |' % (name, med[name], 1000.0 * GLOBAL_BATCH / med[name],
-                                                med[name] / b))
-    bucketed = med[configs[1][0]]
-    plain = med[configs[2][0]]
-    print('\nbuckets during backward vs one allreduce after backward: %.2fx throughput'
-          % (bucketed / plain))
+        rows.append([name, med[name], 1000.0 * GLOBAL_BATCH / med[name], med[name] / b])
+    two = med[configs[1][0]] / base['neomx']
+    notes = ['target: 2 processes >= 1.7x one process: %sx (%s)'
+             % (fmt(two), 'met' if two >= 1.7 else 'MISSED'),
+             'buckets reduced during backward against one allreduce after backward: %sx the '
+             'throughput' % fmt(med[configs[1][0]] / med[configs[2][0]]),
+             '%d steps after %d warm-up, median of %d runs, interleaved; every process has one '
+             'intra-op thread; %d cores' % (args.steps, args.warmup, args.repeats,
+                                            len(os.sched_getaffinity(0)))]
+    if 'PyTorch 2 processes x 1 thread, DDP (gloo)' in med:
+        notes.insert(1, 'PyTorch DDP in the same run: %sx one PyTorch process'
+                     % fmt(med['PyTorch 2 processes x 1 thread, DDP (gloo)'] / base['PyTorch']))
+    finish({'title': 'Data-parallel training across processes (LeNet, 28x28, global batch %d)'
+                     % GLOBAL_BATCH,
+            'about': 'Training samples per second; the last column is the ratio to one process '
+                     'of the same framework (higher is better).',
+            'headers': ['configuration', 'samples/s', 'ms/step', 'vs 1 process'],
+            'rows': rows, 'notes': notes}, args)
 
 
 if __name__ == '__main__':

@@ -16,14 +16,16 @@ import tempfile
 
 from common import machine, markdown_table
 
-BENCHMARKS = ['dispatch', 'async_queue', 'parallel', 'backpressure']
+BENCHMARKS = ['dispatch', 'async_queue', 'parallel', 'backpressure', 'hybrid', 'training',
+              'dist']
 
 HEADER = """# Benchmarks
 
-The core benchmarks of neomx: the cost of pushing a tiny operator, queuing against finishing
+The benchmarks of neomx: the cost of pushing a tiny operator, queuing against finishing
 (the seeds' asynchronous-computation experiment), automatic parallelism across two CPU
-devices, and the memory of a loop that never synchronises. Each compares neomx with PyTorch
-doing the same work in the same run and with MXNet 1.9.1 running the same code in its own
+devices, the memory of a loop that never synchronises, hybridization, a LeNet training step,
+and data-parallel training across processes. Each compares neomx with PyTorch doing the same
+work in the same run and, where it can run, with MXNet 1.9.1 running the same code in its own
 environment. The code is in `benchmarks/`; regenerate this page with
 
     python benchmarks/run_all.py --write docs/benchmarks.md
