@@ -75,8 +75,9 @@ def main():
     if ref:
         rows.append(['MXNet 1.9.1', ref[0] * 1e3, ref[1] * 1e3, ratio(ref[0], ref[1]),
                      ratio(ref[1], torch_r)])
-    notes = ['median of %d runs; torch intra-op threads in this process: %d (neomx leaves one '
-             'core to the Python front end); MXNet uses its own default threads'
+    notes = ['median of %d runs; torch intra-op threads in this process: %d (neomx gives its '
+             'one CPU device all cores, and PyTorch runs with the same); MXNet uses its own '
+             'default threads'
              % (repeat, torch.get_num_threads()),
              'neomx queues the work in %s us, %s of the time until it is done'
              % (fmt(neomx_q * 1e6), fmt(ratio(neomx_q, neomx_r)))]

@@ -142,7 +142,33 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr
 
 
-class PolyScheduler(LRScheduler):
+class _DecayScheduler(LRScheduler):
+    """Decay from ``base_lr`` to ``final_lr`` over the ``max_update - warmup_steps`` updates
+    after the warm-up, along a curve from 1 to 0 given by ``_curve(elapsed, span)``."""
+
+    def __init__(self, max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                 warmup_mode):
+        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        if not isinstance(max_update, int):
+            raise TypeError("max_update must be an int, got %r" % (max_update,))
+        if max_update < 1:
+            raise ValueError("maximum number of updates must be strictly positive, got %d"
+                             % max_update)
+        self.base_lr_orig = self.base_lr
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = self.max_update - self.warmup_steps
+
+    def __call__(self, num_update):
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
+        if num_update <= self.max_update:
+            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
+                self._curve(num_update - self.warmup_steps, self.max_steps)
+        return self.base_lr
+
+
+class PolyScheduler(_DecayScheduler):
     """Polynomial decay to ``final_lr`` over ``max_update`` updates (after the warm-up):
     ``final_lr + (base_lr - final_lr) * (1 - n / max_steps) ** pwr``.
 
@@ -154,28 +180,15 @@ class PolyScheduler(LRScheduler):
 
     def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
                  warmup_begin_lr=0, warmup_mode='linear'):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise TypeError("max_update must be an int, got %r" % (max_update,))
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive, got %d"
-                             % max_update)
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
         self.power = pwr
-        self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
 
-    def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                pow(1 - float(num_update - self.warmup_steps) / float(self.max_steps), self.power)
-        return self.base_lr
+    def _curve(self, elapsed, span):
+        return pow(1 - float(elapsed) / float(span), self.power)
 
 
-class CosineScheduler(LRScheduler):
+class CosineScheduler(_DecayScheduler):
     """Cosine decay to ``final_lr`` over ``max_update`` updates (after the warm-up):
     ``final_lr + (base_lr - final_lr) * (1 + cos(pi * n / max_steps)) / 2``.
 
@@ -187,21 +200,8 @@ class CosineScheduler(LRScheduler):
 
     def __init__(self, max_update, base_lr=0.01, final_lr=0, warmup_steps=0, warmup_begin_lr=0,
                  warmup_mode='linear'):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise TypeError("max_update must be an int, got %r" % (max_update,))
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive, got %d"
-                             % max_update)
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
 
-    def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                (1 + cos(pi * (num_update - self.warmup_steps) / self.max_steps)) / 2
-        return self.base_lr
+    def _curve(self, elapsed, span):
+        return (1 + cos(pi * elapsed / span)) / 2
