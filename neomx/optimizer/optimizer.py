@@ -247,21 +247,25 @@ class Optimizer:
         """The auxiliary state of a weight (momentum, moments, ...), or None."""
         return None
 
+    # MXNet keeps a multi-precision state as (float32 master, state); SGD as (state, master).
+    _master_first = True
+    _fp16_warning = ("Accumulating with float16 in optimizer can lead to poor accuracy or slow "
+                     "convergence. Consider using multi_precision=True option of the optimizer")
+
     def create_state_multi_precision(self, index, weight):
         """``create_state``, plus a float32 master copy of a float16 weight when
-        ``multi_precision`` is on: ``(master, state)``."""
+        ``multi_precision`` is on (paired with the state in the order MXNet keeps)."""
         if self.multi_precision and weight.dtype == np.float16:
             master = weight.astype(np.float32)
-            return (master, self.create_state(index, master))
+            state = self.create_state(index, master)
+            return (master, state) if self._master_first else (state, master)
         if weight.dtype == np.float16 and not self.multi_precision:
-            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or "
-                          "slow convergence. Consider using multi_precision=True option of the "
-                          "optimizer")
+            warnings.warn(self._fp16_warning)
         return self.create_state(index, weight)
 
     def _split_mp_state(self, state):
         """(float32 master copy, the optimizer's own state) of a multi-precision state."""
-        return state[0], state[1]
+        return (state[0], state[1]) if self._master_first else (state[1], state[0])
 
     # -- updates --------------------------------------------------------------------------
     def update(self, index, weight, grad, state):
@@ -536,24 +540,16 @@ class SGD(Optimizer):
     [0.5, 0.5]
     """
 
+    _master_first = False
+    _fp16_warning = ("Accumulating with float16 in optimizer can lead to poor accuracy or slow "
+                     "convergence. Consider using multi_precision=True option of the SGD "
+                     "optimizer")
+
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(**kwargs)
         self.momentum = momentum
         self.lazy_update = lazy_update
         self.aggregate_num = _aggregate_size(4)
-
-    def create_state_multi_precision(self, index, weight):
-        if self.multi_precision and weight.dtype == np.float16:
-            master = weight.astype(np.float32)
-            return (self.create_state(index, master), master)
-        if weight.dtype == np.float16 and not self.multi_precision:
-            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or "
-                          "slow convergence. Consider using multi_precision=True option of the "
-                          "SGD optimizer")
-        return self.create_state(index, weight)
-
-    def _split_mp_state(self, state):
-        return state[1], state[0]
 
     def create_state(self, index, weight):
         if self.momentum != 0.0:
