@@ -3,6 +3,7 @@
 Everything else in neomx imports from here; this module imports nothing of neomx.
 """
 import os
+import sys
 import threading
 
 import numpy as np
@@ -127,3 +128,24 @@ class _Mode(threading.local):
 
 
 mode = _Mode()
+
+
+# -- where an operation was pushed from ---------------------------------------------------
+
+_PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the neomx package
+_INTERNAL = {}
+
+
+def user_line(depth=2):
+    """(file, line) of the innermost caller outside neomx, for error messages."""
+    f = sys._getframe(depth)
+    internal = _INTERNAL
+    while f is not None:
+        name = f.f_code.co_filename
+        r = internal.get(name)
+        if r is None:
+            r = internal[name] = name.startswith(_PKG)
+        if not r:
+            return (name, f.f_lineno)
+        f = f.f_back
+    return None

@@ -522,7 +522,7 @@ def test_operation_is_released_before_it_counts_as_done():
 # -- back-pressure ----------------------------------------------------------------------------
 
 def test_push_blocks_beyond_max_inflight():
-    eng = ThreadedEngine(max_inflight=8)
+    eng = ThreadedEngine(max_inflight=8, inline_work=0)    # every operation queued
     gate = threading.Event()
     v = Var()
     eng.push(gate.wait, [], [v], mx.cpu(0), 'gate')              # operation 1 blocks
@@ -547,7 +547,7 @@ def test_push_blocks_beyond_max_inflight():
 
 
 def test_pending_operations_never_exceed_max_inflight():
-    eng = ThreadedEngine(max_inflight=16)
+    eng = ThreadedEngine(max_inflight=16, inline_work=0)
     x, y = Var(), Var()
     worst = 0
     gate = threading.Event()
@@ -562,7 +562,7 @@ def test_pending_operations_never_exceed_max_inflight():
 
 
 def test_unlimited_inflight_does_not_block():
-    eng = ThreadedEngine(max_inflight=0)
+    eng = ThreadedEngine(max_inflight=0, inline_work=0)
     gate = threading.Event()
     v = Var()
     eng.push(gate.wait, [], [v], mx.cpu(0), 'gate')
@@ -637,6 +637,10 @@ def test_backpressure_keeps_memory_flat():
 
 # -- the light-operation policy ---------------------------------------------------------------
 
+# Light, but above the size that runs inline when nothing is pending (tested further below).
+LIGHT = 1 << 16
+
+
 def _sleeping_worker(eng, ctx=mx.cpu(0)):
     w = eng.worker(ctx)
     assert _until(lambda: w.sleeping)
@@ -650,7 +654,7 @@ def test_waiter_runs_queued_light_ops_itself():
     ran_on = []
     for _ in range(10):
         eng.push(lambda: ran_on.append(threading.current_thread()), [v], [v], mx.cpu(0),
-                 'light', work=1)
+                 'light', work=LIGHT)
     time.sleep(0.05)                        # room for a wrongly woken worker to take them
     assert w.sleeping and w.done == 0       # light operations alone do not wake the worker
     eng.wait_for_var(v)
@@ -677,7 +681,7 @@ def test_heavy_op_runs_on_worker_while_pusher_continues():
     # The pusher keeps going while the heavy operation runs: it pushes to the other device and
     # waits there, which completes before the heavy operation does.
     u = Var()
-    eng.push(lambda: None, [], [u], mx.cpu(1), 'other_device', work=1)
+    eng.push(lambda: None, [], [u], mx.cpu(1), 'other_device', work=LIGHT)
     eng.wait_for_var(u)
     assert not finished.is_set()
     proceed.set()
@@ -693,8 +697,8 @@ def test_light_ops_wake_the_worker_in_batches():
     last = threading.Event()
     n = eng.lazy_batch
     for i in range(n):
-        eng.push(lambda i=i: (ran_on.append(threading.current_thread()),
-                              i == n - 1 and last.set()), [v], [v], mx.cpu(0), 'light', work=1)
+        eng.push(lambda i=i: (ran_on.append(threading.current_thread()), i == n - 1 and last.set()),
+                 [v], [v], mx.cpu(0), 'light', work=LIGHT)
     assert last.wait(30)                    # nobody waited: the batch woke the worker
     assert set(ran_on) == {w.thread}
 
@@ -706,11 +710,88 @@ def test_heavy_op_takes_queued_light_ops_along_in_order():
     order = []
     done = threading.Event()
     for i in range(5):
-        eng.push(lambda i=i: order.append(i), [v], [v], mx.cpu(0), 'light', work=1)
+        eng.push(lambda i=i: order.append(i), [v], [v], mx.cpu(0), 'light', work=LIGHT)
     eng.push(lambda: (order.append('heavy'), done.set()), [v], [v], mx.cpu(0), 'heavy')
     assert done.wait(30)
     assert order == [0, 1, 2, 3, 4, 'heavy']
     assert w.done == 6
+
+
+def test_tiny_op_with_nothing_pending_runs_in_the_pushing_thread():
+    eng = ThreadedEngine()
+    w = _sleeping_worker(eng)
+    v = Var()
+    ran_on = []
+    eng.push(lambda: ran_on.append(threading.current_thread()), [], [v], mx.cpu(0), 'tiny',
+             work=1)
+    assert ran_on == [threading.current_thread()]       # complete when push returns
+    assert w.pushed == 0 and w.sleeping                 # never queued, nobody woken
+    eng.push(lambda: ran_on.append(1), [], [v], mx.cpu(0), 'big', work=engine_impl.INLINE_WORK)
+    eng.wait_for_var(v)
+    assert w.pushed == 1                                # not tiny: queued
+
+
+def test_tiny_op_behind_a_pending_write_waits_its_turn():
+    eng = ThreadedEngine()
+    gate = threading.Event()
+    v, u = Var(), Var()
+    order = []
+    eng.push(lambda: (gate.wait(), order.append('write')), [], [v], mx.cpu(0), 'gate')
+    eng.push(lambda: order.append('read'), [v], [u], mx.cpu(0), 'tiny', work=1)
+    eng.push(lambda: order.append('other'), [], [Var()], mx.cpu(0), 'tiny', work=1)
+    assert order == ['other']          # independent of the pending write: ran at once
+    gate.set()
+    eng.wait_for_var(u)
+    assert order == ['other', 'write', 'read']
+    # A tiny op writing an array that a queued operation still reads waits for that read.
+    gate.clear()
+    eng.push(lambda: (gate.wait(), order.append('read v')), [v], [Var()], mx.cpu(0), 'gate')
+    eng.push(lambda: order.append('write v'), [], [v], mx.cpu(0), 'tiny', work=1)
+    assert order[-1] == 'read'
+    gate.set()
+    eng.wait_for_var(v, for_write=True)
+    assert order[-2:] == ['read v', 'write v']
+
+
+def test_tiny_op_error_is_raised_at_the_next_sync_with_the_users_line():
+    eng = ThreadedEngine()
+    v = Var()
+    eng.push(lambda: 1 / 0, [], [v], mx.cpu(0), 'tiny_div', work=1)     # runs now, raises later
+    with pytest.raises(EngineError, match='tiny_div failed: ZeroDivisionError'):
+        eng.wait_for_var(v)
+    eng.shutdown()
+    bad = nd.ones((2,)).astype('int32')
+    bad.wait_to_read()
+    out = bad / 0                      # the scalar hot path: ATen raises inside the push
+    with pytest.raises(EngineError) as info:
+        out.wait_to_read()
+    assert 'test_engine.py' in str(info.value)
+    assert (nd.ones((2,)) + 1).asnumpy().tolist() == [2, 2]    # the engine keeps working
+
+
+def test_tiny_arithmetic_on_a_marked_variable_outside_record_builds_no_graph():
+    x = nd.ones((3,))
+    x.attach_grad()
+    y = x * 2 + 1
+    assert not y._data().requires_grad
+    x.wait_to_read()
+    y = x * 2 + 1                      # nothing pending now: the inline path
+    assert not y._data().requires_grad
+    with mx.autograd.record():
+        z = (x * 2).sum()
+    z.backward()
+    assert x.grad.asnumpy().tolist() == [2, 2, 2]
+
+
+def test_profiled_tiny_ops_are_queued_and_traced():
+    eng = ThreadedEngine()
+    eng.trace = []
+    v = Var()
+    eng.push(lambda: None, [], [v], mx.cpu(0), 'tiny', work=1)
+    eng.wait_for_var(v)
+    assert [t[1] for t in eng.trace] == ['tiny']
+    eng.trace = None
+    eng.shutdown()
 
 
 def test_naive_engine_runs_inline_and_defers_errors():

@@ -18,7 +18,7 @@ from collections import deque
 
 import torch
 
-from ..base import MXNetError, env_int
+from ..base import MXNetError, env_int, user_line
 from .var import pending, track
 
 __all__ = ['EngineError', 'ThreadedEngine', 'NaiveEngine']
@@ -129,6 +129,11 @@ _NEVER = float('inf')
 # threads than on one). NEOMX_ENGINE_LIGHT_WORK changes the first.
 LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
 PARALLEL_WORK = 1 << 18
+# Below this (ATen's grain size: such a kernel runs on one thread whatever the setting), an
+# operation whose inputs and outputs have nothing pending runs at once in the pushing thread:
+# its kernel takes a few microseconds, less than queueing it and sharing the GIL with a worker
+# would cost. NEOMX_ENGINE_INLINE_WORK changes it; 0 queues every operation.
+INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
 
 
 class _Local(threading.local):
@@ -304,12 +309,13 @@ class ThreadedEngine(Engine):
     push blocks (back-pressure), so a loop that never synchronises runs in bounded memory."""
     name = 'ThreadedEngine'
 
-    def __init__(self, max_inflight=None):
+    def __init__(self, max_inflight=None, inline_work=None):
         super().__init__()
         if max_inflight is None:
             max_inflight = env_int('NEOMX_ENGINE_MAX_INFLIGHT', default=256)
         self.max_inflight = max_inflight
         self.lazy_batch = env_int('NEOMX_ENGINE_LAZY_BATCH', default=64)
+        self.inline_work = INLINE_WORK if inline_work is None else inline_work
         self._lock = threading.Lock()
         self._compute = {}     # context key -> worker
         self._copy = {}        # context key -> copy worker
@@ -347,7 +353,10 @@ class ThreadedEngine(Engine):
 
     def push(self, fn, reads, writes, ctx, name, where=None, copy=False, work=None):
         """Queues ``fn`` to run on ``ctx``'s worker (its copy worker with ``copy``) once the
-        earlier operations on ``reads`` and ``writes`` are complete; returns at once.
+        earlier operations on ``reads`` and ``writes`` are complete; returns at once. A tiny
+        operation (below ``inline_work``) whose Vars have nothing pending is not queued: it
+        runs now, in this thread, which costs less than the queue would (its errors still
+        wait for the next synchronisation).
 
         ``work`` estimates the operation's size (multiply-adds or elements; None: large). A
         light operation (below ``LIGHT_WORK``: a few microseconds) does not wake an idle worker
@@ -359,6 +368,11 @@ class ThreadedEngine(Engine):
             # Pushed by an operation while it runs (a custom Function's backward): the worker
             # is busy with that operation, so run this one now, in order.
             return self.execute(fn, reads, writes, name, where)
+        if (work is not None and work < self.inline_work and not copy and self.trace is None
+                and ctx.device_typeid != 2):
+            with self._lock:    # no operation can be pushed meanwhile
+                if _settled(reads, writes):
+                    return self._run_now(fn, reads, writes, name, where)
         w = (self._copy if copy else self._compute).get(ctx.key) or self.worker(ctx, copy)
         with self._lock:
             seq = w.pushed + 1
@@ -372,6 +386,42 @@ class ThreadedEngine(Engine):
             # Wait until half the allowance has drained, not one operation: blocking once per
             # max_inflight/2 pushes instead of at every push.
             w.wait(seq - self.max_inflight // 2)
+
+    def _run_now(self, fn, reads, writes, name, where):
+        """Runs a tiny operation whose Vars have nothing pending in the pushing thread, with
+        the push lock held (so no later operation on them can start first) and grad mode off,
+        as on a worker. It never enters a queue: complete when push returns."""
+        grad = torch.is_grad_enabled()
+        if grad:
+            torch._C._set_grad_enabled(False)
+        _local.in_worker = True     # an operation pushing another runs it inline, unlocked
+        try:
+            self.execute(fn, reads, writes, name, where)
+        finally:
+            _local.in_worker = False
+            if grad:
+                torch._C._set_grad_enabled(True)
+
+    def run_now(self, ctx, kernel, xv, var, args, kwargs, name):
+        """``var.tensor = kernel(xv.tensor, *args, **kwargs)`` at once, in this thread, if
+        that is what push would do with this tiny operation (nothing pending on ``xv``, not
+        profiling, not on a GPU) and ``xv`` needs no autograd: returns whether it ran. The
+        hot path of light arithmetic, without the closure and the queue entry. Whoever calls
+        it has checked the operation's work against ``inline_work``."""
+        if self.trace is not None or ctx.device_typeid == 2:
+            return False
+        with self._lock:
+            w = xv.writer
+            if (w is not None and w.done < xv.wseq) or xv.error is not None:
+                return False
+            t = xv.tensor
+            if t is None or t.requires_grad:
+                return False
+            try:
+                var.tensor = kernel(t, *args, **kwargs)
+            except BaseException as exc:
+                self._fail((var,), name, user_line(), exc)
+        return True
 
     def wait_for_var(self, var, for_write=False):
         if for_write:
@@ -390,10 +440,31 @@ class ThreadedEngine(Engine):
         self._raise_pending()
 
 
+def _settled(reads, writes):
+    """Whether every operation pushed on ``reads`` (writes to them) and on ``writes`` (reads
+    and writes) is complete, and no input failed."""
+    for v in reads:
+        w = v.writer
+        if (w is not None and w.done < v.wseq) or v.error is not None:
+            return False
+    for v in writes:
+        w = v.writer
+        if w is not None and w.done < v.wseq:
+            return False
+        r = v.readers
+        if r:
+            for w, s in r.items():
+                if w.done < s:
+                    return False
+    return True
+
+
 class NaiveEngine(Engine):
     """Runs every operation inline, when it is pushed: the reference the threaded engine is
     tested against, and the mode for debugging."""
     name = 'NaiveEngine'
+
+    inline_work = 0     # everything runs inline already: run_now is never needed
 
     def __init__(self):
         super().__init__()

@@ -13,15 +13,13 @@ views: they share the storage (and its Var) of the array they come from, as in M
 >>> b.asnumpy().tolist()   # waits for the result
 [[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]]
 """
-import numbers
-import os
 import sys
 
 import numpy as np
 import torch
 
 from .. import engine as _engine
-from ..base import MXNetError, dtype_name, dtype_np, dtype_torch, mode
+from ..base import _INTERNAL, MXNetError, dtype_name, dtype_np, dtype_torch, mode, user_line
 from ..context import Context, current_context
 from ..engine import Var
 from ..ops import registry
@@ -83,27 +81,6 @@ def seed_for(ctx, base=None):
 
 def _default_seed(ctx):
     return seed_for(ctx)
-
-
-# -- where an operation was pushed from ---------------------------------------------------
-
-_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_INTERNAL = {}
-
-
-def user_line(depth=2):
-    """(file, line) of the innermost caller outside neomx, for error messages."""
-    f = sys._getframe(depth)
-    internal = _INTERNAL
-    while f is not None:
-        name = f.f_code.co_filename
-        r = internal.get(name)
-        if r is None:
-            r = internal[name] = name.startswith(_PKG)
-        if not r:
-            return (name, f.f_lineno)
-        f = f.f_back
-    return None
 
 
 def _fmt_where(where):
@@ -288,13 +265,18 @@ def _invoke_unary(op, x, attrs, where):
     out = _make(var, spec[0], spec[1], ctx)
     xv = x._var
     kernel = op.kernel
+    eng = _engine._engine
+    work = spec[2]
+    if (work is not None and work < eng.inline_work
+            and eng.run_now(ctx, kernel, xv, var, (), attrs, op.name)):
+        return out
     if attrs:
         def fn():
             var.tensor = kernel(xv.tensor, **attrs)
     else:
         def fn():
             var.tensor = kernel(xv.tensor)
-    _engine._engine.push(fn, (xv,), (var,), ctx, op.name, where, False, spec[2])
+    eng.push(fn, (xv,), (var,), ctx, op.name, where, False, work)
     return out
 
 
@@ -849,22 +831,26 @@ _FLOATS = frozenset(('float32', 'float64', 'float16', 'bfloat16'))
 def _scalar_fast(x, scalar, opname):
     """``x (op) scalar`` for a plain array and a Python number, outside autograd: the hot
     path of scalar arithmetic, pushing the maths directly."""
-    f = sys._getframe(2)
-    name = f.f_code.co_filename
-    where = (name, f.f_lineno) if _INTERNAL.get(name) is False else user_line(3)
     op = _SCALAR_OPS.get(opname) or _scalar_op(opname)
     spec = op.unary_specs.get((x._shape, x._dtype))
     if spec is None:     # the first call for this shape fills the spec
-        return invoke(op, (x,), {'scalar': float(scalar)}, where=where)
+        return invoke(op, (x,), {'scalar': float(scalar)}, where=user_line(3))
     var = Storage()
     ctx = x._ctx
     out = _make(var, spec[0], spec[1], ctx)
     xv = x._var
     kernel = op.kernel.float_kernel if x._dtype in _FLOATS else op.kernel
+    eng = _engine._engine
+    work = spec[2]
+    if work < eng.inline_work and eng.run_now(ctx, kernel, xv, var, (scalar,), _EMPTY, op.name):
+        return out
+    f = sys._getframe(2)
+    name = f.f_code.co_filename
+    where = (name, f.f_lineno) if _INTERNAL.get(name) is False else user_line(3)
 
     def fn():
         var.tensor = kernel(xv.tensor, scalar)
-    _engine._engine.push(fn, (xv,), (var,), ctx, op.name, where, False, spec[2])
+    eng.push(fn, (xv,), (var,), ctx, op.name, where, False, work)
     return out
 
 
