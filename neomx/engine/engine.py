@@ -402,25 +402,33 @@ class ThreadedEngine(Engine):
             if grad:
                 torch._C._set_grad_enabled(True)
 
-    def run_now(self, ctx, kernel, xv, var, args, kwargs, name):
-        """``var.tensor = kernel(xv.tensor, *args, **kwargs)`` at once, in this thread, if
-        that is what push would do with this tiny operation (nothing pending on ``xv``, not
-        profiling, not on a GPU) and ``xv`` needs no autograd: returns whether it ran. The
-        hot path of light arithmetic, without the closure and the queue entry. Whoever calls
-        it has checked the operation's work against ``inline_work``."""
+    def run_now(self, ctx, kernel, xv, var, name, arg=None, kwargs=None):
+        """``var.tensor = kernel(xv.tensor, arg)`` (or ``kernel(xv.tensor, **kwargs)``) at once,
+        in this thread, if that is what push would do with this tiny operation (nothing pending
+        on ``xv``, not profiling, not on a GPU) and ``xv`` needs no autograd: returns whether it
+        ran. The hot path of light arithmetic, without the closure and the queue entry. Whoever
+        calls it has checked the operation's work against ``inline_work``."""
         if self.trace is not None or ctx.device_typeid == 2:
             return False
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             w = xv.writer
             if (w is not None and w.done < xv.wseq) or xv.error is not None:
                 return False
             t = xv.tensor
             if t is None or t.requires_grad:
                 return False
-            try:
-                var.tensor = kernel(t, *args, **kwargs)
-            except BaseException as exc:
-                self._fail((var,), name, user_line(), exc)
+            if arg is not None:
+                var.tensor = kernel(t, arg)
+            elif kwargs:
+                var.tensor = kernel(t, **kwargs)
+            else:
+                var.tensor = kernel(t)
+        except BaseException as exc:
+            self._fail((var,), name, user_line(), exc)
+        finally:
+            lock.release()
         return True
 
     def wait_for_var(self, var, for_write=False):

@@ -268,7 +268,7 @@ def _invoke_unary(op, x, attrs, where):
     eng = _engine._engine
     work = spec[2]
     if (work is not None and work < eng.inline_work
-            and eng.run_now(ctx, kernel, xv, var, (), attrs, op.name)):
+            and eng.run_now(ctx, kernel, xv, var, op.name, None, attrs)):
         return out
     if attrs:
         def fn():
@@ -842,7 +842,7 @@ def _scalar_fast(x, scalar, opname):
     kernel = op.kernel.float_kernel if x._dtype in _FLOATS else op.kernel
     eng = _engine._engine
     work = spec[2]
-    if work < eng.inline_work and eng.run_now(ctx, kernel, xv, var, (scalar,), _EMPTY, op.name):
+    if work < eng.inline_work and eng.run_now(ctx, kernel, xv, var, op.name, scalar):
         return out
     f = sys._getframe(2)
     name = f.f_code.co_filename
