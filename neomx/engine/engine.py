@@ -402,12 +402,13 @@ class ThreadedEngine(Engine):
             if grad:
                 torch._C._set_grad_enabled(True)
 
-    def run_now(self, ctx, kernel, xv, var, name, arg=None, kwargs=None):
-        """``var.tensor = kernel(xv.tensor, arg)`` (or ``kernel(xv.tensor, **kwargs)``) at once,
-        in this thread, if that is what push would do with this tiny operation (nothing pending
-        on ``xv``, not profiling, not on a GPU) and ``xv`` needs no autograd: returns whether it
-        ran. The hot path of light arithmetic, without the closure and the queue entry. Whoever
-        calls it has checked the operation's work against ``inline_work``."""
+    def run_now(self, ctx, kernel, xv, var, name, arg=None, kwargs=None, yv=None):
+        """``var.tensor = kernel(xv.tensor, arg)`` (or ``kernel(xv.tensor, **kwargs)``; with
+        ``yv``, ``kernel(xv.tensor, yv.tensor, **kwargs)``) at once, in this thread, if that is
+        what push would do with this tiny operation (nothing pending on its inputs, not
+        profiling, not on a GPU) and the inputs need no autograd: returns whether it ran. The
+        hot path of light arithmetic, without the closure and the queue entry. Whoever calls it
+        has checked the operation's work against ``inline_work``."""
         if self.trace is not None or ctx.device_typeid == 2:
             return False
         lock = self._lock
@@ -419,7 +420,15 @@ class ThreadedEngine(Engine):
             t = xv.tensor
             if t is None or t.requires_grad:
                 return False
-            if arg is not None:
+            if yv is not None:
+                w = yv.writer
+                if (w is not None and w.done < yv.wseq) or yv.error is not None:
+                    return False
+                u = yv.tensor
+                if u is None or u.requires_grad:
+                    return False
+                var.tensor = kernel(t, u, **kwargs) if kwargs else kernel(t, u)
+            elif arg is not None:
                 var.tensor = kernel(t, arg)
             elif kwargs:
                 var.tensor = kernel(t, **kwargs)

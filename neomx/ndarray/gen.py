@@ -81,8 +81,19 @@ def bind_args(op, args, kwargs, array_type=NDArray):
 def nd_function(op):
     """The imperative function of ``op``."""
     parse = op.parse_attrs
+    n_inputs = -1 if op.variadic else len(op.inputs)
+    try:
+        defaults = parse({})    # shared by the calls that give only inputs: never mutated
+    except MXNetError:          # a required attribute
+        n_inputs = -1
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
+        if len(args) == n_inputs and not kwargs and out is None and ctx is None:
+            for a in args:
+                if a.__class__ is not NDArray:
+                    break
+            else:   # the common call, nd.relu(x): inputs only, all arrays
+                return invoke(op, args, defaults)
         inputs, attr_kw = bind_args(op, args, kwargs)
         return invoke(op, inputs, parse(attr_kw), out=out, ctx=parse_ctx(ctx), where=user_line())
 

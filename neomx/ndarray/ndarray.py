@@ -175,12 +175,19 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     canonical ``attrs``; returns its output NDArray, or a list when it has several. Shapes and
     dtypes are inferred here, so a mismatch raises now, naming the operator, the shapes and the
     caller's line."""
+    if op.simple and out is None and not mode.recording:
+        n = len(inputs)
+        if n == 1:
+            x = inputs[0]
+            if x is not None and x._view is None:
+                return _invoke_unary(op, x, attrs, where)
+        elif n == 2 and op.specs is not None:
+            a, b = inputs
+            if (a is not None and b is not None and a._view is None and b._view is None
+                    and a._ctx == b._ctx):
+                return _invoke_binary(op, a, b, attrs, where)
     if where is None:
         where = user_line()
-    if op.simple and out is None and len(inputs) == 1 and not mode.recording:
-        x = inputs[0]
-        if x is not None and x._view is None:
-            return _invoke_unary(op, x, attrs, where)
     if inputs:
         ctx = _check_ctx(op.name, inputs, where) or ctx or current_context()
         shapes = tuple(None if x is None else x._shape for x in inputs)
@@ -243,23 +250,33 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     return outs
 
 
+def _spec(op, attrs, shapes, dtypes, where):
+    """(output shape, dtype, work) of a one-output call, raising MXNetError for inputs that
+    do not fit."""
+    try:
+        (oshape,), (odtype,) = op.infer(attrs, shapes, dtypes)
+    except ShapeError as e:
+        raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(op, attrs, shapes, dtypes),
+                                                  _fmt_where(where or user_line(3)))) from None
+    return oshape, odtype, op.work(attrs, shapes, (oshape,))
+
+
+def _remember(specs, key, spec):
+    if len(specs) > 1024:
+        specs.clear()
+    specs[key] = spec
+
+
 def _invoke_unary(op, x, attrs, where):
     """``invoke`` for the commonest case, kept short: one plain input, one output, nothing
-    recorded, generated or mutated."""
-    shape = x._shape
-    specs = op.unary_specs
-    spec = specs.get((shape, x._dtype)) if specs is not None else None
+    recorded, generated or mutated. ``where`` None: found only when needed."""
+    specs = op.specs
+    key = (x._shape, x._dtype)
+    spec = specs.get(key) if specs is not None else None
     if spec is None:
-        try:
-            (oshape,), (odtype,) = op.infer(attrs, (shape,), (x._dtype,))
-        except ShapeError as e:
-            raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(
-                op, attrs, (shape,), (x._dtype,)), _fmt_where(where))) from None
-        spec = (oshape, odtype, op.work(attrs, (shape,), (oshape,)))
+        spec = _spec(op, attrs, (x._shape,), (x._dtype,), where)
         if specs is not None:
-            if len(specs) > 1024:
-                specs.clear()
-            specs[(shape, x._dtype)] = spec
+            _remember(specs, key, spec)
     var = Storage()
     ctx = x._ctx
     out = _make(var, spec[0], spec[1], ctx)
@@ -276,7 +293,35 @@ def _invoke_unary(op, x, attrs, where):
     else:
         def fn():
             var.tensor = kernel(xv.tensor)
-    eng.push(fn, (xv,), (var,), ctx, op.name, where, False, work)
+    eng.push(fn, (xv,), (var,), ctx, op.name, where or user_line(), False, work)
+    return out
+
+
+def _invoke_binary(op, a, b, attrs, where):
+    """``invoke`` for two plain inputs on one device whose attributes leave the output shape
+    alone (the arithmetic between arrays): one output, nothing recorded, generated or
+    mutated."""
+    specs = op.specs
+    key = (a._shape, b._shape, a._dtype, b._dtype)
+    spec = specs.get(key)
+    if spec is None:
+        spec = _spec(op, attrs, key[:2], key[2:], where)
+        _remember(specs, key, spec)
+    var = Storage()
+    ctx = a._ctx
+    out = _make(var, spec[0], spec[1], ctx)
+    av = a._var
+    bv = b._var
+    kernel = op.kernel
+    eng = _engine._engine
+    work = spec[2]
+    if (work is not None and work < eng.inline_work
+            and eng.run_now(ctx, kernel, av, var, op.name, None, attrs, bv)):
+        return out
+
+    def fn():
+        var.tensor = kernel(av.tensor, bv.tensor, **attrs)
+    eng.push(fn, (av, bv), (var,), ctx, op.name, where or user_line(), False, work)
     return out
 
 
@@ -832,7 +877,7 @@ def _scalar_fast(x, scalar, opname):
     """``x (op) scalar`` for a plain array and a Python number, outside autograd: the hot
     path of scalar arithmetic, pushing the maths directly."""
     op = _SCALAR_OPS.get(opname) or _scalar_op(opname)
-    spec = op.unary_specs.get((x._shape, x._dtype))
+    spec = op.specs.get((x._shape, x._dtype))
     if spec is None:     # the first call for this shape fills the spec
         return invoke(op, (x,), {'scalar': float(scalar)}, where=user_line(3))
     var = Storage()
@@ -860,8 +905,7 @@ def _binary(lhs, rhs, array_op, scalar_op, _unused):
     if isinstance(rhs, NDArray):
         if array_op is None:
             return NotImplemented
-        op = _scalar_op(array_op)
-        return invoke(op, (lhs, rhs), _EMPTY, where=user_line())
+        return invoke(_scalar_op(array_op), (lhs, rhs), _EMPTY)
     if isinstance(rhs, _REAL):
         op = _scalar_op(scalar_op)
         return invoke(op, (lhs,), {'scalar': float(rhs)}, where=user_line())
