@@ -37,8 +37,19 @@ def run_sync():
     for _ in range(N):
         y = x + 1
         y.wait_to_read()
+x2 = nd.ones((1, 512))
+def run_arrays():
+    for _ in range(N):
+        y = x + x2
+    nd.waitall()
+def run_relu():
+    for _ in range(N):
+        y = nd.relu(x)
+    nd.waitall()
 print(json.dumps({'async': median_time(run_async, REPEAT, 3) / N,
-                  'sync': median_time(run_sync, REPEAT, 3) / N}))
+                  'sync': median_time(run_sync, REPEAT, 3) / N,
+                  'x + y': median_time(run_arrays, REPEAT, 3) / N,
+                  'relu': median_time(run_relu, REPEAT, 3) / N}))
 '''
 
 
@@ -81,8 +92,33 @@ def measure(n, repeat):
         for _ in range(n):
             y = xt + 1  # noqa: F841
 
+    # Two more operations, to show the general paths: arithmetic between two arrays, and an
+    # operator called as nd.<op>.
+    x2 = nd.ones((1, 512))
+    xt2 = torch.ones(1, 512)
+
+    def neomx_arrays():
+        for _ in range(n):
+            y = x + x2  # noqa: F841
+        nd.waitall()
+
+    def torch_arrays():
+        for _ in range(n):
+            y = xt + xt2  # noqa: F841
+
+    def neomx_relu():
+        for _ in range(n):
+            y = nd.relu(x)  # noqa: F841
+        nd.waitall()
+
+    def torch_relu():
+        for _ in range(n):
+            y = torch.relu(xt)  # noqa: F841
+
     times = interleaved({'async': neomx_async, 'sync': neomx_sync, 'naive async': naive_async,
-                         'naive sync': naive_sync, 'torch': torch_eager}, repeat, warmup=3)
+                         'naive sync': naive_sync, 'torch': torch_eager,
+                         'x + y': neomx_arrays, 'torch x + y': torch_arrays,
+                         'relu': neomx_relu, 'torch relu': torch_relu}, repeat, warmup=3)
     assert threaded is mx.engine.current()
     return {k: v / n for k, v in times.items()}
 
@@ -95,19 +131,29 @@ def main():
     ref = None if args.no_mxnet else run_mxnet(MXNET_CODE % (n, repeat))
     torch_us = t['torch'] * 1e6
     rows = []
+    op = '`x + 1`'
     for label, key, ref_key in [('neomx, ThreadedEngine', 'async', 'async'),
                                 ('neomx, ThreadedEngine', 'sync', 'sync'),
                                 ('neomx, NaiveEngine', 'naive async', 'async'),
                                 ('neomx, NaiveEngine', 'naive sync', 'sync')]:
         us = t[key] * 1e6
-        rows.append([label, key.split()[-1], us, ratio(us, torch_us),
+        rows.append([op, label, key.split()[-1], us, ratio(us, torch_us),
                      ratio(us, ref[ref_key] * 1e6) if ref else None])
-    rows.append(['PyTorch eager', '-', torch_us, 1.0,
+    rows.append([op, 'PyTorch eager', '-', torch_us, 1.0,
                  ratio(torch_us, ref['async'] * 1e6) if ref else None])
     if ref:
         for mode in ('async', 'sync'):
             us = ref[mode] * 1e6
-            rows.append(['MXNet 1.9.1', mode, us, ratio(us, torch_us), 1.0])
+            rows.append([op, 'MXNet 1.9.1', mode, us, ratio(us, torch_us), 1.0])
+    for key, op in (('x + y', '`x + y` (two arrays)'), ('relu', '`nd.relu(x)`')):
+        base = t['torch ' + key] * 1e6
+        mx_us = ref[key] * 1e6 if ref else None
+        us = t[key] * 1e6
+        rows.append([op, 'neomx, ThreadedEngine', 'async', us, ratio(us, base),
+                     ratio(us, mx_us) if ref else None])
+        rows.append([op, 'PyTorch eager', '-', base, 1.0, ratio(base, mx_us) if ref else None])
+        if ref:
+            rows.append([op, 'MXNet 1.9.1', 'async', mx_us, ratio(mx_us, base), 1.0])
     async_us = t['async'] * 1e6
     met = lambda ok: 'met' if ok else 'MISSED'
     notes = ['targets: async %s us/op <= %g (%s); async %sx PyTorch <= %g (%s)'
@@ -121,8 +167,11 @@ def main():
         notes.append('MXNet 1.9.1 reference not run')
     finish({'title': 'Tiny-operator dispatch (1000 x `y = x + 1`, 1x512)',
             'about': 'Microseconds per operation; "vs" columns are ratios (lower is better); '
-                     'the MXNet column compares each row with MXNet in the same mode.',
-            'headers': ['implementation', 'mode', 'us/op', 'vs PyTorch', 'vs MXNet 1.9.1'],
+                     'the MXNet column compares each row with MXNet in the same mode. The '
+                     'targets are for `x + 1`; the last rows show two other operations on the '
+                     'same 1x512 arrays.',
+            'headers': ['operation', 'implementation', 'mode', 'us/op', 'vs PyTorch',
+                        'vs MXNet 1.9.1'],
             'rows': rows, 'notes': notes}, args)
 
 

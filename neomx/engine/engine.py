@@ -95,6 +95,41 @@ class Engine:
         except BaseException as exc:
             self._fail(writes, name, where, exc)
 
+    # -- tiny operations at once ------------------------------------------------------------
+    def run_now(self, ctx, kernel, xv, var, name, arg=None, kwargs=None, yv=None):
+        """``var.tensor = kernel(xv.tensor, arg)`` (or ``kernel(xv.tensor, **kwargs)``; with
+        ``yv``, ``kernel(xv.tensor, yv.tensor, **kwargs)``) at once, in this thread, if that is
+        what push would do with this tiny operation (nothing pending on its inputs, not
+        profiling, not on a GPU) and the inputs need no autograd: returns whether it ran. The
+        hot path of light arithmetic, without the closure and the queue entry. Whoever calls it
+        has checked the operation's work against ``inline_work``."""
+        if self.trace is not None or ctx.device_typeid == 2:
+            return False
+        w = xv.writer
+        if (w is not None and w.done < xv.wseq) or xv.error is not None:
+            return False
+        t = xv.tensor
+        if t is None or t.requires_grad:
+            return False
+        try:
+            if yv is not None:
+                w = yv.writer
+                if (w is not None and w.done < yv.wseq) or yv.error is not None:
+                    return False
+                u = yv.tensor
+                if u is None or u.requires_grad:
+                    return False
+                var.tensor = kernel(t, u, **kwargs) if kwargs else kernel(t, u)
+            elif arg is not None:
+                var.tensor = kernel(t, arg)
+            elif kwargs:
+                var.tensor = kernel(t, **kwargs)
+            else:
+                var.tensor = kernel(t)
+        except BaseException as exc:
+            self._fail((var,), name, user_line(), exc)
+        return True
+
     def _fail(self, writes, name, where, exc):
         err = exc if isinstance(exc, EngineError) else EngineError(name, where, exc)
         err.__cause__ = exc if err is not exc else exc.__cause__
@@ -403,42 +438,14 @@ class ThreadedEngine(Engine):
                 torch._C._set_grad_enabled(True)
 
     def run_now(self, ctx, kernel, xv, var, name, arg=None, kwargs=None, yv=None):
-        """``var.tensor = kernel(xv.tensor, arg)`` (or ``kernel(xv.tensor, **kwargs)``; with
-        ``yv``, ``kernel(xv.tensor, yv.tensor, **kwargs)``) at once, in this thread, if that is
-        what push would do with this tiny operation (nothing pending on its inputs, not
-        profiling, not on a GPU) and the inputs need no autograd: returns whether it ran. The
-        hot path of light arithmetic, without the closure and the queue entry. Whoever calls it
-        has checked the operation's work against ``inline_work``."""
-        if self.trace is not None or ctx.device_typeid == 2:
-            return False
+        # Under the push lock: no operation on the inputs can be pushed, and so start, between
+        # the check that nothing is pending and the kernel.
         lock = self._lock
         lock.acquire()
         try:
-            w = xv.writer
-            if (w is not None and w.done < xv.wseq) or xv.error is not None:
-                return False
-            t = xv.tensor
-            if t is None or t.requires_grad:
-                return False
-            if yv is not None:
-                w = yv.writer
-                if (w is not None and w.done < yv.wseq) or yv.error is not None:
-                    return False
-                u = yv.tensor
-                if u is None or u.requires_grad:
-                    return False
-                var.tensor = kernel(t, u, **kwargs) if kwargs else kernel(t, u)
-            elif arg is not None:
-                var.tensor = kernel(t, arg)
-            elif kwargs:
-                var.tensor = kernel(t, **kwargs)
-            else:
-                var.tensor = kernel(t)
-        except BaseException as exc:
-            self._fail((var,), name, user_line(), exc)
+            return Engine.run_now(self, ctx, kernel, xv, var, name, arg, kwargs, yv)
         finally:
             lock.release()
-        return True
 
     def wait_for_var(self, var, for_write=False):
         if for_write:
@@ -481,7 +488,7 @@ class NaiveEngine(Engine):
     tested against, and the mode for debugging."""
     name = 'NaiveEngine'
 
-    inline_work = 0     # everything runs inline already: run_now is never needed
+    inline_work = INLINE_WORK
 
     def __init__(self):
         super().__init__()
