@@ -5,8 +5,10 @@ Compares, in training samples per second (median of the repeats):
 - 1 process x 1 thread, no KVStore (the whole batch in one process);
 - 2 processes x 1 thread with the 'dist_sync' KVStore (half the batch each), gradients reduced
   in buckets during backward (neomx's default), and with that turned off
-  (NEOMX_DIST_BUCKET_MB=0: one allreduce per step, after backward);
-- the same with PyTorch (an equivalent LeNet, DistributedDataParallel over gloo).
+  (NEOMX_DIST_BUCKET_MB=0: one allreduce per step, after backward), and with the processes
+  not pinned to their own cores (NEOMX_CPU_AFFINITY=0);
+- the same with PyTorch (an equivalent LeNet, DistributedDataParallel over gloo), under
+  torchrun as it is and pinned the way neomx pins.
 
 Target on a 2-core machine: 2 processes >= 1.7x one process.
 
@@ -81,6 +83,11 @@ def torch_worker(args):
     import torch
     import torch.distributed as dist
     from torch import nn
+
+    if os.environ.get('BENCH_PIN_TORCH'):
+        # The same pinning neomx does for the processes of a job on one machine.
+        from neomx.engine.engine import bind_to_local_share
+        bind_to_local_share()
 
     world = int(os.environ.get('WORLD_SIZE', 1))
     if world > 1:
@@ -175,10 +182,14 @@ def main():
          'dist_sync', None),
         ('neomx 2 processes x 1 thread, dist_sync, one allreduce after backward', 2, 'neomx',
          'dist_sync', {'NEOMX_DIST_BUCKET_MB': '0'}),
+        ('neomx 2 processes x 1 thread, dist_sync, not pinned (NEOMX_CPU_AFFINITY=0)', 2,
+         'neomx', 'dist_sync', {'NEOMX_CPU_AFFINITY': '0'}),
     ]
     if not args.no_torch:
         configs += [('PyTorch 1 process x 1 thread', 1, 'torch', 'none', None),
-                    ('PyTorch 2 processes x 1 thread, DDP (gloo)', 2, 'torch', 'ddp', None)]
+                    ('PyTorch 2 processes x 1 thread, DDP (gloo)', 2, 'torch', 'ddp', None),
+                    ('PyTorch 2 processes x 1 thread, DDP (gloo), pinned as neomx pins', 2,
+                     'torch', 'ddp', {'BENCH_PIN_TORCH': '1'})]
     results = {}
     for _ in range(args.repeats):       # interleaved, so that drifts in load hit all alike
         for name, procs, fw, kv, env in configs:
@@ -195,12 +206,17 @@ def main():
              % (fmt(two), 'met' if two >= 1.7 else 'MISSED'),
              'buckets reduced during backward against one allreduce after backward: %sx the '
              'throughput' % fmt(med[configs[1][0]] / med[configs[2][0]]),
+             'pinned (each process of the job to its own share of the cores, the default) '
+             'against not pinned: %sx the throughput' % fmt(med[configs[1][0]] / med[configs[3][0]]),
              '%d steps after %d warm-up, median of %d runs, interleaved; every process has one '
              'intra-op thread; %d cores' % (args.steps, args.warmup, args.repeats,
                                             len(os.sched_getaffinity(0)))]
     if 'PyTorch 2 processes x 1 thread, DDP (gloo)' in med:
-        notes.insert(1, 'PyTorch DDP in the same run: %sx one PyTorch process'
-                     % fmt(med['PyTorch 2 processes x 1 thread, DDP (gloo)'] / base['PyTorch']))
+        notes.insert(1, 'PyTorch DDP in the same run: %sx one PyTorch process (%sx pinned as '
+                     'neomx pins; torchrun does not pin)'
+                     % (fmt(med['PyTorch 2 processes x 1 thread, DDP (gloo)'] / base['PyTorch']),
+                        fmt(med['PyTorch 2 processes x 1 thread, DDP (gloo), pinned as neomx '
+                                'pins'] / base['PyTorch'])))
     finish({'title': 'Data-parallel training across processes (LeNet, 28x28, global batch %d)'
                      % GLOBAL_BATCH,
             'about': 'Training samples per second; the last column is the ratio to one process '

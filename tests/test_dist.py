@@ -303,3 +303,52 @@ def test_sampler_reads_the_job(monkeypatch):
         monkeypatch.setenv('RANK', '1')
         monkeypatch.setenv('WORLD_SIZE', '4')
         assert list(DistributedSampler(8, shuffle=False)) == [1, 5]
+
+
+# -- each local process keeps to its share of the cores ---------------------------------------
+
+def test_local_share_splits_the_cores_evenly():
+    from neomx.engine.engine import local_share
+    assert local_share({0, 1}, 0, 2) == {0}
+    assert local_share({1, 0}, 1, 2) == {1}
+    assert local_share(range(8), 1, 2) == {4, 5, 6, 7}
+    assert local_share(range(7), 2, 3) == {4, 5}            # the odd core is left to nobody
+    assert local_share({0, 1}, 0, 3) is None                # fewer cores than processes
+    assert local_share({0, 1}, 0, 1) is None                # alone: nothing to split
+    assert local_share({0, 1}, None, 2) is None
+    assert local_share({0, 1}, 2, 2) is None                # not a rank of this machine
+
+
+AFFINITY = '''
+import json, os
+import neomx as mx
+from neomx import nd
+(nd.ones((512, 512)) * 2).wait_to_read()          # starts the cpu(0) worker
+print(json.dumps({'pinned': sorted(mx.engine.current().pinned or []),
+                  'threads': sorted({tuple(sorted(os.sched_getaffinity(int(t))))
+                                     for t in os.listdir('/proc/self/task')})}))
+'''
+
+
+@pytest.mark.skipif(not hasattr(os, 'sched_getaffinity') or len(os.sched_getaffinity(0)) < 2,
+                    reason='needs Linux and 2 cores')
+def test_local_processes_are_pinned_to_disjoint_cores(tmp_path):
+    script = tmp_path / 'affinity.py'
+    script.write_text(AFFINITY)
+    cores = sorted(os.sched_getaffinity(0))
+    half = len(cores) // 2
+
+    def run(rank, **env):
+        r = subprocess.run([sys.executable, '-m', 'neomx', 'run', str(script)], cwd=str(tmp_path),
+                           env=_env(LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE='2', **env),
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    first, second = run(0), run(1)
+    assert first['pinned'] == cores[:half] and second['pinned'] == cores[half:2 * half]
+    # Every thread of the process, the engine's workers and torch's included.
+    assert first['threads'] == [cores[:half]]
+    assert second['threads'] == [cores[half:2 * half]]
+    left_alone = run(1, NEOMX_CPU_AFFINITY='0')
+    assert left_alone['pinned'] == [] and left_alone['threads'] == [cores]

@@ -45,6 +45,46 @@ def cpu_budget():
         return os.cpu_count() or 1
 
 
+def local_share(cores, local_rank, local_size):
+    """The cores that process ``local_rank`` of ``local_size`` processes on one machine keeps
+    to: an equal, disjoint slice of ``cores``; None when there is nothing to split (one
+    process, or fewer cores than processes)."""
+    cores = sorted(cores)
+    if local_size is None or local_size < 2 or local_rank is None:
+        return None
+    k = len(cores) // local_size
+    if k == 0 or not 0 <= local_rank < local_size:
+        return None
+    return set(cores[local_rank * k:(local_rank + 1) * k])
+
+
+def bind_to_local_share():
+    """Pins every thread of this process to its share of the cores when it is one of several
+    processes of a job on this machine (LOCAL_RANK and LOCAL_WORLD_SIZE, set by ``neomx
+    launch`` and torchrun), so that the processes do not migrate across each other's cores
+    (two LeNet processes on two cores: 1.0x to 1.2x the throughput of unpinned ones, on a
+    noisy machine). Threads started later inherit the mask. NEOMX_CPU_AFFINITY=0 leaves the affinity alone. Returns the cores, or
+    None when nothing was pinned. Once per process: a later engine (or a forked child) keeps
+    the share taken first."""
+    if _BOUND:
+        return _BOUND[0]
+    share = None
+    if env_int('NEOMX_CPU_AFFINITY', default=1) != 0 and hasattr(os, 'sched_setaffinity'):
+        share = local_share(os.sched_getaffinity(0), env_int('LOCAL_RANK'),
+                            env_int('LOCAL_WORLD_SIZE'))
+    if share is not None:
+        for tid in os.listdir('/proc/self/task'):
+            try:
+                os.sched_setaffinity(int(tid), share)
+            except OSError:     # a thread that has just ended
+                pass
+    _BOUND.append(share)
+    return share
+
+
+_BOUND = []
+
+
 class Engine:
     """What both policies share: error bookkeeping, the torch thread budget, the profiler hook."""
     name = 'Engine'
@@ -55,6 +95,7 @@ class Engine:
         self.trace = None          # list of (track, op name, t0 ns, t1 ns) while profiling
         self._cpu_devices = set()
         self.intra_op_threads = 0
+        self.pinned = None         # the cores this process was pinned to (bind_to_local_share)
 
     # -- torch's intra-op threads -------------------------------------------------------
     def _use_device(self, ctx):
@@ -66,6 +107,8 @@ class Engine:
         ``NEOMX_CPU_THREADS`` (or ``OMP_NUM_THREADS``) fixes the count per device."""
         if ctx.device_typeid == 2 or ctx.device_id in self._cpu_devices:
             return
+        if not self._cpu_devices:
+            self.pinned = bind_to_local_share()
         self._cpu_devices.add(ctx.device_id)
         fixed = env_int('NEOMX_CPU_THREADS', 'OMP_NUM_THREADS')
         n = fixed if fixed else max(1, cpu_budget() // len(self._cpu_devices))
