@@ -2,7 +2,8 @@
 
 1. The MLP of the seeds (d2l 8.1: Dense(256, relu), Dense(128, relu), Dense(2) on a 1x512
    input), 1000 calls outside autograd then ``nd.waitall()``: neomx imperative, neomx
-   hybridized, PyTorch eager under ``no_grad`` (same process, same thread settings), and
+   hybridized, PyTorch eager under ``no_grad`` (same process, same thread settings, in
+   interleaved rounds), and
    MXNet 1.9.1 imperative/hybridized from the reference environment (a subprocess) when it is
    installed. Targets: hybridized <= 0.75x PyTorch eager and <= 0.5x neomx imperative.
 2. A training step (forward, softmax cross-entropy, backward, SGD update) of a small ResNet
@@ -22,7 +23,7 @@ import time
 import numpy as np
 
 import common  # noqa: F401  (puts the checkout on sys.path)
-from common import MXNET_REF, ROOT, finish, fmt
+from common import MXNET_REF, ROOT, finish, fmt, interleaved
 
 import torch  # noqa: E402
 
@@ -52,30 +53,32 @@ def get_net():
     return net
 
 
-def mlp_neomx(repeat):
+def mlp_figures(repeat):
+    """Seconds per CALLS calls of the MLP: neomx imperative, neomx hybridized and PyTorch eager
+    (no_grad), the median of rounds that run all three in turn, so that the machine's changing
+    speed falls on all of them alike."""
     x = nd.random.normal(shape=(1, 512))
-    net = get_net()
+    imperative = get_net()
+    hybridized = get_net()
+    hybridized.hybridize()
+    tnet = torch.nn.Sequential(torch.nn.Linear(512, 256), torch.nn.ReLU(),
+                               torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, 2))
+    tx = torch.randn(1, 512)
 
-    def run():
-        for _ in range(CALLS):
-            net(x)
-        nd.waitall()
-    imperative = best(run, repeat)
-    net.hybridize()
-    hybridized = best(run, repeat)
-    return imperative, hybridized
-
-
-def mlp_torch(repeat):
-    net = torch.nn.Sequential(torch.nn.Linear(512, 256), torch.nn.ReLU(),
-                              torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, 2))
-    x = torch.randn(1, 512)
-
-    def run():
-        with torch.no_grad():
+    def neomx_run(net):
+        def run():
             for _ in range(CALLS):
                 net(x)
-    return best(run, repeat)
+            nd.waitall()
+        return run
+
+    def torch_run():
+        with torch.no_grad():
+            for _ in range(CALLS):
+                tnet(tx)
+    t = interleaved({'imperative': neomx_run(imperative), 'hybridized': neomx_run(hybridized),
+                     'torch': torch_run}, repeat, warmup=2)
+    return t['imperative'], t['hybridized'], t['torch']
 
 
 MXNET_MLP = r'''
@@ -218,8 +221,7 @@ def main():
     ap.add_argument('--json')
     args = ap.parse_args()
     res = {}
-    imp, hyb = mlp_neomx(args.repeat)
-    teager = mlp_torch(args.repeat)
+    imp, hyb, teager = mlp_figures(max(args.repeat, 11))
     res['mlp'] = {'neomx_imperative_s': imp, 'neomx_hybridized_s': hyb,
                   'torch_eager_no_grad_s': teager}
     if not args.no_mxnet:
@@ -238,8 +240,9 @@ def main():
              'imperative: %s (%s)' % (fmt(hyb / teager), 'met' if hyb / teager <= 0.75 else
                                       'MISSED', fmt(hyb / imp),
                                       'met' if hyb / imp <= 0.5 else 'MISSED'),
-             'best of %d runs of %d calls each, %d intra-op thread(s), outside autograd; '
-             'nd.waitall() ends each run' % (args.repeat, CALLS, threads)]
+             'neomx and PyTorch: median of %d interleaved rounds of %d calls each; MXNet: best '
+             'of %d runs; %d intra-op thread(s), outside autograd; nd.waitall() ends each run'
+             % (max(args.repeat, 11), CALLS, args.repeat, threads)]
     if not args.no_train:
         n = max(2, args.repeat // 2)
         tn = train_neomx(n)

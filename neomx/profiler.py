@@ -31,8 +31,10 @@ import threading
 import time
 import warnings
 
+import torch
+
 from . import engine as _engine
-from .base import MXNetError
+from .base import MXNetError, env_str
 
 __all__ = ['set_config', 'set_state', 'dump', 'dumps', 'pause', 'resume', 'Domain', 'Task',
            'Frame', 'Event', 'Counter', 'Marker', 'profiler_set_config', 'profiler_set_state',
@@ -46,7 +48,7 @@ _DEFAULTS = {
     'profile_all': False,        # everything below
     'profile_symbolic': True,    # operations run by hybridized blocks (CachedOp)
     'profile_imperative': True,  # operations pushed one by one
-    'profile_memory': True,      # accepted; neomx records no memory events (see docs)
+    'profile_memory': True,      # memory counters: process RSS, and each GPU's allocated bytes
     'profile_api': True,         # pushes and waits on the Python threads' tracks
     'filename': 'profile.json',
     'continuous_dump': True,     # keep the file up to date while running (appending)
@@ -172,6 +174,7 @@ class _Profiler:
         self.lock = threading.RLock()
         self.dumper = None
         self.recorded = 0
+        self.sampler = None      # (thread, stop event) sampling memory while hooked
 
     # -- switching the engine's recording on and off -------------------------------------
     def _profiles_ops(self):
@@ -185,8 +188,19 @@ class _Profiler:
             eng.trace = self.buf
         if self.config['profile_all'] or self.config['profile_api']:
             _wrap_api(eng, self.buf)
+        if self.config['profile_all'] or self.config['profile_memory']:
+            stop = threading.Event()
+            t = threading.Thread(target=_sample_memory, args=(self.buf, stop),
+                                 name='neomx-profiler-memory', daemon=True)
+            self.sampler = (t, stop)
+            t.start()
 
     def _unhook(self):
+        if self.sampler is not None:
+            t, stop = self.sampler
+            stop.set()
+            t.join(5)
+            self.sampler = None
         eng = self.engine
         if eng is not None:
             eng.trace = None
@@ -377,6 +391,41 @@ def _thread_track():
     return 'python:' + threading.current_thread().name
 
 
+def _rss():
+    """This process's resident memory in bytes (None where /proc is missing)."""
+    try:
+        with open('/proc/self/statm', 'rb') as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+_PAGE = os.sysconf('SC_PAGE_SIZE') if hasattr(os, 'sysconf') else 4096
+
+
+def _sample_memory(buf, stop):
+    """Appends memory counters to ``buf`` every NEOMX_PROFILER_MEMORY_MS milliseconds (5)
+    until ``stop``: the process's resident memory (host memory, where every CPU device's arrays
+    live) and the bytes torch has allocated on each GPU in use. One sample also when stopped,
+    so a short run shows where it ended."""
+    period = max(0.0005, float(env_str('NEOMX_PROFILER_MEMORY_MS', default='5')) / 1e3)
+    append = buf.append
+    while True:
+        t = _now()
+        rss = _rss()
+        if rss is not None:
+            append(('C', 'memory', 'Memory: cpu (process RSS)', t, rss, 'memory'))
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            for i in range(torch.cuda.device_count()):
+                append(('C', 'memory', 'Memory: gpu(%d)' % i, t,
+                        torch.cuda.memory_allocated(i), 'memory'))
+        if stop.wait(period):
+            break
+    rss = _rss()
+    if rss is not None:
+        append(('C', 'memory', 'Memory: cpu (process RSS)', _now(), rss, 'memory'))
+
+
 def _wrap_api(eng, buf):
     """Shadows the engine's push and wait methods with timed ones, on the instance, so that
     nothing changes for the engine while the profiler is off."""
@@ -432,7 +481,8 @@ atexit.register(_at_exit)
 def set_config(**kwargs):
     """Sets the profiler's configuration (keyword arguments only), as MXNet 1.9:
     ``filename`` ('profile.json'), ``profile_all`` (False), ``profile_symbolic`` (True),
-    ``profile_imperative`` (True), ``profile_memory`` (True, accepted; nothing is recorded),
+    ``profile_imperative`` (True), ``profile_memory`` (True: memory counters, the process's
+    resident memory and each GPU's allocated bytes, every NEOMX_PROFILER_MEMORY_MS (5) ms),
     ``profile_api`` (True: pushes and waits of the Python threads), ``continuous_dump`` (True:
     the file is brought up to date every ``dump_period`` seconds while running and at exit),
     ``dump_period`` (1.0), ``aggregate_stats`` (False: keep the table of ``dumps()``),

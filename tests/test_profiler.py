@@ -2,6 +2,7 @@
 worker, the aggregate table."""
 import json
 import re
+import time
 
 import pytest
 
@@ -123,6 +124,40 @@ def test_no_work_when_off(prof):
     assert profiler._P.buf == []
 
 
+def _memory_counters(path):
+    return [(e['ts'], e['args'][e['name']]) for e in load(path)['traceEvents']
+            if e['ph'] == 'C' and e['name'] == 'Memory: cpu (process RSS)']
+
+
+def test_memory_counters_follow_the_arrays(prof, monkeypatch, tmp_path):
+    monkeypatch.setenv('NEOMX_PROFILER_MEMORY_MS', '1')
+    profiler.set_state('run')
+    held = []
+    for _ in range(4):                  # 4 x 32 MB, written so that the pages are resident
+        held.append(nd.ones((8 << 20,)) * 3)
+        held[-1].wait_to_read()
+        time.sleep(0.02)
+    profiler.set_state('stop')
+    profiler.dump()
+    counters = _memory_counters(prof)
+    assert len(counters) >= 8
+    assert all(b[0] >= a[0] for a, b in zip(counters, counters[1:]))
+    values = [v for _, v in counters]
+    assert max(values) - values[0] > 100 << 20      # the 128 MB held show
+    # Off: no memory events.
+    other = str(tmp_path / 'off.json')
+    profiler._P.__init__()
+    profiler.set_config(filename=other, profile_all=False, profile_memory=False,
+                        continuous_dump=False)
+    profiler.set_state('run')
+    (nd.ones((16,)) * 2).wait_to_read()
+    time.sleep(0.01)
+    profiler.set_state('stop')
+    profiler.dump()
+    assert _memory_counters(other) == []
+    assert profiler._P.sampler is None
+
+
 def test_pause_resume_and_dump_sessions(prof):
     x = nd.ones((4, 4))
     x.wait_to_read()
@@ -242,7 +277,7 @@ def test_annotations(prof):
     ev = load(prof)['traceEvents']
     cats = {(e['name'], e.get('cat')) for e in ev if e['ph'] == 'X'}
     assert {('epoch', 'train'), ('batch', 'train'), ('custom', 'event')} <= cats
-    assert [e['args']['samples'] for e in ev if e['ph'] == 'C'] == [15, 12]
+    assert [e['args']['samples'] for e in ev if e['ph'] == 'C' and e['name'] == 'samples'] == [15, 12]
     marks = [e for e in ev if e['ph'] == 'i']
     assert len(marks) == 1 and marks[0]['s'] == 'g' and marks[0]['name'] == 'checkpoint'
     table = profiler.dumps()
