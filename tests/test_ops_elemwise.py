@@ -222,6 +222,24 @@ def test_scalar_takes_the_array_dtype():
     assert (u8 + 10).asnumpy().tolist() == [11, 12, 4]   # wraps as uint8
 
 
+def test_float_scalar_is_rounded_to_the_array_dtype_first():
+    # float16 x * 0.1 computes with 0.1 rounded to float16 (MXNet's rule; the differential
+    # tests compare the bits), on the hot path, the named operator and while recording alike.
+    x = nd.array(np.linspace(-3, 3, 64), dtype='float16')
+    h = np.float16(0.1)
+    want = (x.asnumpy().astype(np.float32) * np.float32(h)).astype(np.float16)
+    np.testing.assert_array_equal((x * 0.1).asnumpy(), want)
+    np.testing.assert_array_equal(nd._internal._mul_scalar(x, scalar=0.1).asnumpy(), want)
+    with mx.autograd.record():
+        np.testing.assert_array_equal((x * 0.1).asnumpy(), want)
+    # Signed zeros and NaN stay what they are, though cached as tensors.
+    one = nd.ones((2,))
+    assert np.signbit((one * -0.0).asnumpy()).all()
+    assert not np.signbit((one * 0.0).asnumpy()).any()
+    assert np.isnan((one + float('nan')).asnumpy()).all()
+    assert (one * 3).asnumpy().tolist() == [3, 3]
+
+
 def test_binary_ops_on_different_dtypes_raise_at_push_time():
     a = nd.ones((2, 3))
     b = nd.ones((2, 3), dtype='int32')

@@ -30,6 +30,7 @@ INPUTS = {
     'C': (np.array([[1, 0, 1, 0], [0, 0, 1, 1], [1, 1, 0, 0]]), 'float32'),
     'IMG': (_RNG.uniform(-1, 1, size=(1, 4, 2, 3)), 'float32'),
     'T': (np.array([1.0, 3.0, 3.0, 2.0]), 'float32'),
+    'F16': (_RNG.uniform(-3, 3, size=(8, 16)), 'float16'),
 }
 
 # Run in both frameworks: G(f, *xs) is the gradient of f(*xs) with respect to xs.
@@ -47,6 +48,7 @@ def G(f, *xs):
 CASES = [
     # elementwise, with MXNet's dtype rules
     'A + B', 'A * 2.5', '2.5 / P', 'A - B', 'P ** B', 'A % B', '7 % B', 'nd.broadcast_mod(A, B)',
+    'F16 * 0.1', '0.3 / F16', 'F16 - 3.7', '(F16 + 1e-3) * 3.3', 'F16 / 7', '1 - F16',
     'I * 1.7', 'I / 2', 'I % 3', '-I / 3', 'I + 1.5', '1.5 - I', 'I > 1.5', 'A > 0', 'I == 3',
     'nd.sqrt(P)', 'nd.sqrt(I)', 'nd.exp(I)', 'nd.round(H)', 'nd.rint(H)', 'nd.fix(H)',
     'nd.ceil(H)', 'nd.gamma(P)', 'nd.gamma(H)', 'nd.gammaln(P)', 'nd.erf(A)', 'nd.erfinv(U)',

@@ -9,13 +9,13 @@ from .indexing import getitem as _getitem  # noqa: F401  (registers the indexing
 from .utils import save, load, load_frombuffer
 from . import contrib, linalg  # noqa: F401
 from . import image  # noqa: F401
+from . import _internal  # noqa: F401
 
 _make_namespace(globals())
 _make_namespace(_ndarray_mod._OP_FUNCS, include_hidden=True)
 from .fluent import add_fluent_methods as _add_fluent  # noqa: E402
 
 _add_fluent(NDArray)
-
 
 
 def __getattr__(name):

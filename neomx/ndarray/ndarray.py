@@ -23,6 +23,7 @@ from ..base import _INTERNAL, MXNetError, dtype_name, dtype_np, dtype_torch, mod
 from ..context import Context, current_context
 from ..engine import Var
 from ..ops import registry
+from ..ops.elemwise import _SCALAR_TENSORS, scalar_tensor
 from ..ops.registry import ShapeError
 
 __all__ = ['NDArray', 'Storage', 'invoke', 'push_write', 'from_tensor', 'empty_like_spec',
@@ -870,7 +871,8 @@ def _scalar_op(name):
 
 
 _PY_SCALARS = frozenset((int, float))
-_FLOATS = frozenset(('float32', 'float64', 'float16', 'bfloat16'))
+_FLOATS = {'float32': torch.float32, 'float64': torch.float64, 'float16': torch.float16,
+           'bfloat16': torch.bfloat16}
 
 
 def _scalar_fast(x, scalar, opname):
@@ -884,7 +886,13 @@ def _scalar_fast(x, scalar, opname):
     ctx = x._ctx
     out = _make(var, spec[0], spec[1], ctx)
     xv = x._var
-    kernel = op.kernel.float_kernel if x._dtype in _FLOATS else op.kernel
+    tdtype = _FLOATS.get(x._dtype)
+    if tdtype is not None:     # the maths directly, with the scalar in the array's dtype
+        kernel = op.kernel.float_kernel
+        s = _SCALAR_TENSORS.get((scalar, tdtype))
+        scalar = scalar_tensor(scalar, tdtype) if s is None else s
+    else:
+        kernel = op.kernel
     eng = _engine._engine
     work = spec[2]
     if work < eng.inline_work and eng.run_now(ctx, kernel, xv, var, op.name, scalar):

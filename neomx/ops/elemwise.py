@@ -4,6 +4,8 @@ MXNet's rules kept here: the two inputs of a binary operator must have the same 
 scalar takes the dtype of the array (``int32_array * 1.5`` multiplies by 1); comparisons
 return 0/1 in the input's dtype.
 """
+import math
+
 import torch
 
 from ..base import dtype_torch
@@ -136,25 +138,51 @@ def _scalar(data, scalar):
     return int(scalar)
 
 
-def _register_scalar(name, f, aliases=()):
-    def k(data, scalar):
-        return _as_dtype(f(data, _scalar(data, scalar)), data)
+# A scalar meeting a floating-point array becomes a 0-dim tensor of the array's dtype (on the
+# CPU: torch takes 0-dim CPU tensors with arrays on any device). That is MXNet's rule, the
+# scalar cast to the array's dtype first: given a Python number, torch computes a float16
+# array times 0.1 with 0.1 in float32 and half the elements come out one unit apart from
+# MXNet's. And ATen adds a 0-dim tensor in half the time it takes to wrap a Python number.
+_SCALAR_TENSORS = {}
+
+
+def scalar_tensor(value, dtype):
+    """``value`` as a 0-dim CPU tensor of the torch ``dtype``, cached."""
+    # 0.0 and -0.0 are equal keys but not the same multiplier.
+    key = (value, dtype) if value else (value, dtype, math.copysign(1.0, value))
+    t = _SCALAR_TENSORS.get(key)
+    if t is None:
+        if len(_SCALAR_TENSORS) >= 512:
+            _SCALAR_TENSORS.clear()
+        t = _SCALAR_TENSORS[key] = torch.tensor(value, dtype=dtype)
+    return t
+
+
+def _register_scalar(name, f, aliases=(), tensor_scalar=False):
+    if tensor_scalar:
+        def k(data, scalar):
+            if data.is_floating_point():
+                return f(data, scalar_tensor(scalar, data.dtype))
+            return _as_dtype(f(data, _scalar(data, scalar)), data)
+        # Callers that know at push time that the data is floating-point may call ``f`` with
+        # scalar_tensor(scalar, dtype) directly.
+        k.float_kernel = f
+    else:
+        def k(data, scalar):
+            return _as_dtype(f(data, _scalar(data, scalar)), data)
     k.__doc__ = "Elementwise ``%s`` of an array and a scalar." % name
-    # On floating-point data the scalar needs no cast and the result keeps the dtype: callers
-    # that know the dtype at push time may call the maths directly.
-    k.float_kernel = f
     register(name, inputs=('data',), attrs={'scalar': Float(1.0)}, infer=same_as_input,
              infer_attrs=(), aliases=aliases)(k)
 
 
-_register_scalar('_plus_scalar', torch.add, ('_PlusScalar',))
-_register_scalar('_minus_scalar', torch.sub, ('_MinusScalar',))
+_register_scalar('_plus_scalar', torch.add, ('_PlusScalar',), True)
+_register_scalar('_minus_scalar', torch.sub, ('_MinusScalar',), True)
 _register_scalar('_rminus_scalar', lambda x, s: torch.sub(s, x) if isinstance(s, bool) else
-                 torch.rsub(x, s), ('_RMinusScalar',))
-_register_scalar('_mul_scalar', torch.mul, ('_MulScalar',))
-_register_scalar('_div_scalar', _idiv, ('_DivScalar',))
+                 torch.rsub(x, s), ('_RMinusScalar',), True)
+_register_scalar('_mul_scalar', torch.mul, ('_MulScalar',), True)
+_register_scalar('_div_scalar', _idiv, ('_DivScalar',), True)
 _register_scalar('_rdiv_scalar', lambda x, s: s / x if x.is_floating_point() else
-                 _idiv(torch.full_like(x, s), x), ('_RDivScalar',))
+                 _idiv(torch.full_like(x, s), x), ('_RDivScalar',), True)
 _register_scalar('_mod_scalar', lambda x, s: torch.remainder(x, s) if s else torch.zeros_like(x),
                  ('_ModScalar',))
 _register_scalar('_rmod_scalar', lambda x, s: _mod(torch.full_like(x, s), x), ('_RModScalar',))
