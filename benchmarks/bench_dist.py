@@ -12,7 +12,7 @@ Compares, in training samples per second (median of the repeats):
 
 Target on a 2-core machine: 2 processes >= 1.7x one process.
 
-    python benchmarks/bench_dist.py [--steps 30] [--repeats 3] [--no-torch]
+    python benchmarks/bench_dist.py [--steps 30] [--repeats 5] [--no-torch]
 """
 import argparse
 import json
@@ -163,7 +163,7 @@ def main():
     p.add_argument('--kv', default='none')
     p.add_argument('--steps', type=int, default=30)
     p.add_argument('--warmup', type=int, default=5)
-    p.add_argument('--repeats', type=int, default=3)
+    p.add_argument('--repeats', type=int, default=5)
     p.add_argument('--no-torch', action='store_true')
     p.add_argument('--no-mxnet', action='store_true', help='(no MXNet reference here)')
     p.add_argument('--repeat', type=int, help='same as --repeats')

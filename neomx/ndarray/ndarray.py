@@ -185,7 +185,7 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
         elif n == 2 and op.specs is not None:
             a, b = inputs
             if (a is not None and b is not None and a._view is None and b._view is None
-                    and a._ctx == b._ctx):
+                    and (a._ctx is b._ctx or a._ctx == b._ctx)):
                 return _invoke_binary(op, a, b, attrs, where)
     if where is None:
         where = user_line()
