@@ -96,6 +96,7 @@ class Engine:
         self._cpu_devices = set()
         self.intra_op_threads = 0
         self.pinned = None         # the cores this process was pinned to (bind_to_local_share)
+        self._lock = threading.Lock()   # the push lock (ThreadedEngine); run_now takes it
 
     # -- torch's intra-op threads -------------------------------------------------------
     def _use_device(self, ctx):
@@ -148,13 +149,17 @@ class Engine:
         has checked the operation's work against ``inline_work``."""
         if self.trace is not None or ctx.device_typeid == 2:
             return False
-        w = xv.writer
-        if (w is not None and w.done < xv.wseq) or xv.error is not None:
-            return False
-        t = xv.tensor
-        if t is None or t.requires_grad:
-            return False
+        # Under the push lock: no operation on the inputs can be pushed, and so start, between
+        # the check that nothing is pending and the kernel.
+        lock = self._lock
+        lock.acquire()
         try:
+            w = xv.writer
+            if (w is not None and w.done < xv.wseq) or xv.error is not None:
+                return False
+            t = xv.tensor
+            if t is None or t.requires_grad:
+                return False
             if yv is not None:
                 w = yv.writer
                 if (w is not None and w.done < yv.wseq) or yv.error is not None:
@@ -171,6 +176,8 @@ class Engine:
                 var.tensor = kernel(t)
         except BaseException as exc:
             self._fail((var,), name, user_line(), exc)
+        finally:
+            lock.release()
         return True
 
     def _fail(self, writes, name, where, exc):
@@ -394,7 +401,6 @@ class ThreadedEngine(Engine):
         self.max_inflight = max_inflight
         self.lazy_batch = env_int('NEOMX_ENGINE_LAZY_BATCH', default=64)
         self.inline_work = INLINE_WORK if inline_work is None else inline_work
-        self._lock = threading.Lock()
         self._compute = {}     # context key -> worker
         self._copy = {}        # context key -> copy worker
 
@@ -479,16 +485,6 @@ class ThreadedEngine(Engine):
             _local.in_worker = False
             if grad:
                 torch._C._set_grad_enabled(True)
-
-    def run_now(self, ctx, kernel, xv, var, name, arg=None, kwargs=None, yv=None):
-        # Under the push lock: no operation on the inputs can be pushed, and so start, between
-        # the check that nothing is pending and the kernel.
-        lock = self._lock
-        lock.acquire()
-        try:
-            return Engine.run_now(self, ctx, kernel, xv, var, name, arg, kwargs, yv)
-        finally:
-            lock.release()
 
     def wait_for_var(self, var, for_write=False):
         if for_write:
