@@ -181,12 +181,12 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
         if n == 1:
             x = inputs[0]
             if x is not None and x._view is None:
-                return _invoke_unary(op, x, attrs, where)
+                return _invoke_plain(op, x, None, attrs, where)
         elif n == 2 and op.specs is not None:
             a, b = inputs
             if (a is not None and b is not None and a._view is None and b._view is None
                     and (a._ctx is b._ctx or a._ctx == b._ctx)):
-                return _invoke_binary(op, a, b, attrs, where)
+                return _invoke_plain(op, a, b, attrs, where)
     if where is None:
         where = user_line()
     if inputs:
@@ -268,61 +268,45 @@ def _remember(specs, key, spec):
     specs[key] = spec
 
 
-def _invoke_unary(op, x, attrs, where):
-    """``invoke`` for the commonest case, kept short: one plain input, one output, nothing
-    recorded, generated or mutated. ``where`` None: found only when needed."""
+def _invoke_plain(op, a, b, attrs, where):
+    """``invoke`` for the commonest cases, kept short: one plain input ``a``, or two on one
+    device (``b``; then the attributes must leave the output shape alone, as in arithmetic
+    between arrays); one output, nothing recorded, generated or mutated. ``where`` None: found
+    only when needed."""
     specs = op.specs
-    key = (x._shape, x._dtype)
+    if b is None:
+        key = (a._shape, a._dtype)
+        shapes, dtypes = key[:1], key[1:]
+    else:
+        key = (a._shape, b._shape, a._dtype, b._dtype)
+        shapes, dtypes = key[:2], key[2:]
     spec = specs.get(key) if specs is not None else None
     if spec is None:
-        spec = _spec(op, attrs, (x._shape,), (x._dtype,), where)
+        spec = _spec(op, attrs, shapes, dtypes, where)
         if specs is not None:
             _remember(specs, key, spec)
-    var = Storage()
-    ctx = x._ctx
-    out = _make(var, spec[0], spec[1], ctx)
-    xv = x._var
-    kernel = op.kernel
-    eng = _engine._engine
-    work = spec[2]
-    if (work is not None and work < eng.inline_work
-            and eng.run_now(ctx, kernel, xv, var, op.name, None, attrs)):
-        return out
-    if attrs:
-        def fn():
-            var.tensor = kernel(xv.tensor, **attrs)
-    else:
-        def fn():
-            var.tensor = kernel(xv.tensor)
-    eng.push(fn, (xv,), (var,), ctx, op.name, where or user_line(), False, work)
-    return out
-
-
-def _invoke_binary(op, a, b, attrs, where):
-    """``invoke`` for two plain inputs on one device whose attributes leave the output shape
-    alone (the arithmetic between arrays): one output, nothing recorded, generated or
-    mutated."""
-    specs = op.specs
-    key = (a._shape, b._shape, a._dtype, b._dtype)
-    spec = specs.get(key)
-    if spec is None:
-        spec = _spec(op, attrs, key[:2], key[2:], where)
-        _remember(specs, key, spec)
     var = Storage()
     ctx = a._ctx
     out = _make(var, spec[0], spec[1], ctx)
     av = a._var
-    bv = b._var
+    bv = None if b is None else b._var
     kernel = op.kernel
     eng = _engine._engine
     work = spec[2]
     if (work is not None and work < eng.inline_work
             and eng.run_now(ctx, kernel, av, var, op.name, None, attrs, bv)):
         return out
+    if bv is None:
+        reads = (av,)
 
-    def fn():
-        var.tensor = kernel(av.tensor, bv.tensor, **attrs)
-    eng.push(fn, (av, bv), (var,), ctx, op.name, where or user_line(), False, work)
+        def fn():
+            var.tensor = kernel(av.tensor, **attrs)
+    else:
+        reads = (av, bv)
+
+        def fn():
+            var.tensor = kernel(av.tensor, bv.tensor, **attrs)
+    eng.push(fn, reads, (var,), ctx, op.name, where or user_line(), False, work)
     return out
 
 
