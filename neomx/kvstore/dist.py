@@ -38,6 +38,7 @@ or the rendezvous may wait for the other processes before failing, default 300),
 >>> out.asnumpy().tolist()
 [2.0, 2.0, 2.0]
 """
+import atexit
 import datetime
 import os
 import threading
@@ -80,6 +81,7 @@ def init_process_group():
     died or hangs makes the others fail instead of waiting forever."""
     if dist.is_initialized():
         return
+    atexit.register(_leave_process_group)
     timeout = datetime.timedelta(seconds=timeout_seconds())
     env = os.environ
     try:
@@ -100,6 +102,23 @@ def init_process_group():
                          "%s:%s) within %d s: %s" % (env.get('RANK'), env.get('WORLD_SIZE'),
                                                      env.get('MASTER_ADDR'), env.get('MASTER_PORT'),
                                                      timeout_seconds(), exc)) from exc
+
+
+def _leave_process_group():
+    """At exit, for a group neomx joined: finishes the engine's queued work (it may hold
+    collectives), then leaves the group, so that torch's communication threads and store end
+    while the interpreter still runs instead of in its teardown, where a process aborted now
+    and then ("terminate called without an active exception") after its last line ran."""
+    if not dist.is_initialized():
+        return
+    try:
+        _engine.waitall()
+    except Exception:   # errors nobody waited for are not reported at exit, as in MXNet
+        pass
+    try:
+        dist.destroy_process_group()
+    except Exception:
+        pass
 
 
 def _comm_error(what, exc):
