@@ -456,7 +456,18 @@ class ThreadedEngine(Engine):
                 and ctx.device_typeid != 2):
             with self._lock:    # no operation can be pushed meanwhile
                 if _settled(reads, writes):
-                    return self._run_now(fn, reads, writes, name, where)
+                    # Only while the device's worker is idle (nothing queued, its exec_lock
+                    # free and held meanwhile): one thread at a time runs a device's operations.
+                    # Two threads running recorded kernels on one leaf tensor deadlock in torch
+                    # (its autograd-metadata mutex against the GIL).
+                    w = self._compute.get(ctx.key)
+                    if w is None:
+                        return self._run_now(fn, reads, writes, name, where)
+                    if not w.queue and w.exec_lock.acquire(False):
+                        try:
+                            return self._run_now(fn, reads, writes, name, where)
+                        finally:
+                            w.exec_lock.release()
         w = (self._copy if copy else self._compute).get(ctx.key) or self.worker(ctx, copy)
         with self._lock:
             seq = w.pushed + 1
