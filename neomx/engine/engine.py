@@ -438,9 +438,9 @@ class ThreadedEngine(Engine):
     def push(self, fn, reads, writes, ctx, name, where=None, copy=False, work=None):
         """Queues ``fn`` to run on ``ctx``'s worker (its copy worker with ``copy``) once the
         earlier operations on ``reads`` and ``writes`` are complete; returns at once. A tiny
-        operation (below ``inline_work``) whose Vars have nothing pending is not queued: it
-        runs now, in this thread, which costs less than the queue would (its errors still
-        wait for the next synchronisation).
+        operation (below ``inline_work``) whose Vars have nothing pending, pushed while the
+        device's worker is idle, is not queued: it runs now, in this thread, which costs less
+        than the queue would (its errors still wait for the next synchronisation).
 
         ``work`` estimates the operation's size (multiply-adds or elements; None: large). A
         light operation (below ``LIGHT_WORK``: a few microseconds) does not wake an idle worker
