@@ -410,6 +410,7 @@ def _sample_memory(buf, stop):
     so a short run shows where it ended."""
     period = max(0.0005, float(env_str('NEOMX_PROFILER_MEMORY_MS', default='5')) / 1e3)
     append = buf.append
+    stopped = False
     while True:
         t = _now()
         rss = _rss()
@@ -419,11 +420,9 @@ def _sample_memory(buf, stop):
             for i in range(torch.cuda.device_count()):
                 append(('C', 'memory', 'Memory: gpu(%d)' % i, t,
                         torch.cuda.memory_allocated(i), 'memory'))
-        if stop.wait(period):
-            break
-    rss = _rss()
-    if rss is not None:
-        append(('C', 'memory', 'Memory: cpu (process RSS)', _now(), rss, 'memory'))
+        if stopped:
+            return
+        stopped = stop.wait(period)
 
 
 def _wrap_api(eng, buf):

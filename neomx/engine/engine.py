@@ -62,10 +62,10 @@ def bind_to_local_share():
     """Pins every thread of this process to its share of the cores when it is one of several
     processes of a job on this machine (LOCAL_RANK and LOCAL_WORLD_SIZE, set by ``neomx
     launch`` and torchrun), so that the processes do not migrate across each other's cores
-    (two LeNet processes on two cores: 1.0x to 1.2x the throughput of unpinned ones, on a
-    noisy machine). Threads started later inherit the mask. NEOMX_CPU_AFFINITY=0 leaves the affinity alone. Returns the cores, or
-    None when nothing was pinned. Once per process: a later engine (or a forked child) keeps
-    the share taken first."""
+    (two LeNet processes on two cores: 0.95x to 1.2x the throughput of unpinned ones, on a
+    noisy machine). Threads started later inherit the mask. NEOMX_CPU_AFFINITY=0 leaves the
+    affinity alone. Returns the cores, or None when nothing was pinned. Once per process: a
+    later engine (or a forked child) keeps the share taken first."""
     if _BOUND:
         return _BOUND[0]
     share = None

@@ -13,13 +13,12 @@ views: they share the storage (and its Var) of the array they come from, as in M
 >>> b.asnumpy().tolist()   # waits for the result
 [[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]]
 """
-import sys
 
 import numpy as np
 import torch
 
 from .. import engine as _engine
-from ..base import _INTERNAL, MXNetError, dtype_name, dtype_np, dtype_torch, mode, user_line
+from ..base import MXNetError, dtype_name, dtype_np, dtype_torch, mode, user_line
 from ..context import Context, current_context
 from ..engine import Var
 from ..ops import registry
@@ -881,13 +880,10 @@ def _scalar_fast(x, scalar, opname):
     work = spec[2]
     if work < eng.inline_work and eng.run_now(ctx, kernel, xv, var, op.name, scalar):
         return out
-    f = sys._getframe(2)
-    name = f.f_code.co_filename
-    where = (name, f.f_lineno) if _INTERNAL.get(name) is False else user_line(3)
 
     def fn():
         var.tensor = kernel(xv.tensor, scalar)
-    eng.push(fn, (xv,), (var,), ctx, op.name, where, False, work)
+    eng.push(fn, (xv,), (var,), ctx, op.name, user_line(), False, work)
     return out
 
 
