@@ -240,6 +240,64 @@ def test_float_scalar_is_rounded_to_the_array_dtype_first():
     assert (one * 3).asnumpy().tolist() == [3, 3]
 
 
+_ARITH = [lambda x, o: x + o, lambda x, o: o + x, lambda x, o: x - o, lambda x, o: o - x,
+          lambda x, o: x * o, lambda x, o: o * x, lambda x, o: x / o, lambda x, o: o / x,
+          lambda x, o: x % o, lambda x, o: x ** o, lambda x, o: x > o, lambda x, o: x <= o]
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float16', 'float64', 'int32'])
+def test_arithmetic_gives_the_same_bits_on_every_call(dtype):
+    # The first call of a kind infers its spec, the second remembers how it runs, later ones
+    # take the hot path (one dictionary, run at once): all must agree, with NumPy as well.
+    x = nd.array([[1.5, -2.0, 3.25], [2.5, 4.0, -1.0]], dtype=dtype)
+    y = nd.array([[2.0, 1.5, -1.5], [4.0, 1.0, 2.5]], dtype=dtype)
+    for i, f in enumerate(_ARITH):
+        for other in (3, -2.5, 0.1, -0.0, float('nan'), y, y[1]):
+            if dtype == 'int32' and (isinstance(other, float) and other != other
+                                     or i in (6, 8) and not isinstance(other, nd.NDArray)
+                                     and int(other) == 0):
+                continue      # nan has no int32 value; 0.1 becomes 0, and x / 0 raises
+            if i in (3, 7) and isinstance(other, nd.NDArray):
+                continue      # only a number reaches the reflected methods
+            # (x % 0 is 0 in MXNet, nan in NumPy: compared between calls only.)
+            got = [f(x, other).asnumpy() for _ in range(4)]
+            for g in got[1:]:
+                np.testing.assert_array_equal(g, got[0], err_msg='%d %r' % (i, other))
+                assert g.dtype == got[0].dtype
+            if dtype != 'int32' and not isinstance(other, nd.NDArray) and not (i == 8 and not other):
+                o = np.array(other, dtype=dtype)
+                with np.errstate(all='ignore'):     # NumPy's x / 0 gives inf as we do
+                    want = np.asarray(f(x.asnumpy(), o)).astype(dtype)
+                np.testing.assert_allclose(got[-1], want, rtol=1e-3, equal_nan=True,
+                                           err_msg='%d %r' % (i, other))
+    if dtype != 'int32':
+        for _ in range(3):
+            np.testing.assert_array_equal(np.signbit((x * -0.0).asnumpy()),
+                                          ~np.signbit((x * 0.0).asnumpy()))
+
+
+def test_hot_path_waits_for_pending_writes_and_keeps_errors():
+    x = nd.ones((2, 3))
+    for _ in range(3):
+        (x + 1).wait_to_read()
+        nd.relu(x).wait_to_read()
+    big = nd.ones((300, 300))
+    for _ in range(3):
+        # A queued write into x, then the tiny operations that read it: they see its result.
+        nd.dot(big, big, out=big)
+        x[:] = big[:2, :3]
+        assert (x + 1).asnumpy().tolist() == [[301.0] * 3] * 2
+        assert nd.relu(x - 1).asnumpy().tolist() == [[299.0] * 3] * 2
+        assert (x * nd.ones((2, 3))).asnumpy().tolist() == [[300.0] * 3] * 2
+        big[:] = 1
+    # An array whose producing operation failed passes the error on through the hot path.
+    bad = nd.ones((2,), dtype='int32') / 0
+    for _ in range(3):
+        with pytest.raises(mx.MXNetError):
+            (bad + 1).wait_to_read()
+    assert (x + 1).sum().asscalar() == 6 * 301
+
+
 def test_binary_ops_on_different_dtypes_raise_at_push_time():
     a = nd.ones((2, 3))
     b = nd.ones((2, 3), dtype='int32')

@@ -49,6 +49,7 @@ CASES = [
     # elementwise, with MXNet's dtype rules
     'A + B', 'A * 2.5', '2.5 / P', 'A - B', 'P ** B', 'A % B', '7 % B', 'nd.broadcast_mod(A, B)',
     'F16 * 0.1', '0.3 / F16', 'F16 - 3.7', '(F16 + 1e-3) * 3.3', 'F16 / 7', '1 - F16',
+    'I ** -1', 'I ** 2', '2 ** I', 'nd.power(I, I % 3 - 1)', 'I ** 0.5',
     'I * 1.7', 'I / 2', 'I % 3', '-I / 3', 'I + 1.5', '1.5 - I', 'I > 1.5', 'A > 0', 'I == 3',
     'nd.sqrt(P)', 'nd.sqrt(I)', 'nd.exp(I)', 'nd.round(H)', 'nd.rint(H)', 'nd.fix(H)',
     'nd.ceil(H)', 'nd.gamma(P)', 'nd.gamma(H)', 'nd.gammaln(P)', 'nd.erf(A)', 'nd.erfinv(U)',

@@ -22,7 +22,7 @@ from ..base import MXNetError, dtype_name, dtype_np, dtype_torch, mode, user_lin
 from ..context import Context, current_context
 from ..engine import Var
 from ..ops import registry
-from ..ops.elemwise import _SCALAR_TENSORS, scalar_tensor
+from ..ops.elemwise import scalar_tensor
 from ..ops.registry import ShapeError
 
 __all__ = ['NDArray', 'Storage', 'invoke', 'push_write', 'from_tensor', 'empty_like_spec',
@@ -251,20 +251,50 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
 
 
 def _spec(op, attrs, shapes, dtypes, where):
-    """(output shape, dtype, work) of a one-output call, raising MXNetError for inputs that
-    do not fit."""
+    """(output shape, dtype, work, kernel) of a one-output call, raising MXNetError for inputs
+    that do not fit. The kernel is the operator's, or the torch function it calls when the
+    inputs are floating point and it adds nothing there (``float_direct``)."""
     try:
         (oshape,), (odtype,) = op.infer(attrs, shapes, dtypes)
     except ShapeError as e:
         raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(op, attrs, shapes, dtypes),
                                                   _fmt_where(where or user_line(3)))) from None
-    return oshape, odtype, op.work(attrs, shapes, (oshape,))
+    work = op.work(attrs, shapes, (oshape,))
+    kernel = op.kernel
+    direct = getattr(kernel, 'float_direct', None)
+    if direct is not None and all(d in _FLOATS for d in dtypes):
+        kernel = direct
+    return oshape, odtype, _NEVER if work is None else work, kernel
+
+
+_NEVER = float('inf')
 
 
 def _remember(specs, key, spec):
     if len(specs) > 1024:
         specs.clear()
     specs[key] = spec
+
+
+def _now(name, a, b, spec, arg, attrs=None):
+    """Runs the tiny one-output operation ``spec`` (from ``_spec``) on the plain arrays ``a``
+    (and ``b``; or the extra argument ``arg``) at once in this thread, as
+    ``Engine.run_now`` decides; returns its output, or None when it must be queued."""
+    eng = _engine._engine
+    if spec[2] >= eng.inline_work:
+        return None
+    var = Storage()
+    ctx = a._ctx
+    if not eng.run_now(ctx, spec[3], a._var, var, name, arg, attrs,
+                       None if b is None else b._var):
+        return None
+    out = _new(NDArray)
+    out._var = var
+    out._shape = spec[0]
+    out._dtype = spec[1]
+    out._ctx = ctx
+    out._view = None
+    return out
 
 
 def _invoke_plain(op, a, b, attrs, where):
@@ -284,28 +314,27 @@ def _invoke_plain(op, a, b, attrs, where):
         spec = _spec(op, attrs, shapes, dtypes, where)
         if specs is not None:
             _remember(specs, key, spec)
+    out = _now(op.name, a, b, spec, None, attrs)
+    if out is not None:
+        return out
     var = Storage()
     ctx = a._ctx
     out = _make(var, spec[0], spec[1], ctx)
     av = a._var
-    bv = None if b is None else b._var
-    kernel = op.kernel
-    eng = _engine._engine
-    work = spec[2]
-    if (work is not None and work < eng.inline_work
-            and eng.run_now(ctx, kernel, av, var, op.name, None, attrs, bv)):
-        return out
-    if bv is None:
+    kernel = spec[3]
+    if b is None:
         reads = (av,)
 
         def fn():
             var.tensor = kernel(av.tensor, **attrs)
     else:
+        bv = b._var
         reads = (av, bv)
 
         def fn():
             var.tensor = kernel(av.tensor, bv.tensor, **attrs)
-    eng.push(fn, reads, (var,), ctx, op.name, where or user_line(), False, work)
+    _engine._engine.push(fn, reads, (var,), ctx, op.name, where or user_line(), False,
+                         spec[2])
     return out
 
 
@@ -445,6 +474,62 @@ def waitall():
     """Blocks until every pushed operation is complete, then raises the first error of the
     operations it waited for."""
     _engine._engine.waitall()
+
+
+_FLOATS = frozenset(('float32', 'float64', 'float16', 'bfloat16'))
+
+
+def _arith(array_name, scalar_name):
+    """The NDArray method ``x (op) other``: operator ``scalar_name`` with a number,
+    ``array_name`` with an array (None: a reflected method, which only numbers reach).
+
+    The hot path of arithmetic: a plain array outside autograd, with a number or a plain array
+    on its device, looks its operation up in one dictionary and runs it at once when the engine
+    can (``_now``). Everything else, and the first call of each kind, takes ``_binary``."""
+    array_op = registry.get(array_name) if array_name else None
+    array_specs = array_op.specs if array_op is not None and array_op.simple else None
+    scalar_op = registry.get(scalar_name)
+    scalar_specs = {}   # (number, shape, dtype) -> (shape, dtype, work, kernel, argument)
+
+    def method(self, other):
+        if self._view is None and not mode.recording:
+            cls = other.__class__
+            if cls is float or cls is int:
+                spec = scalar_specs.get((other, self._shape, self._dtype))
+                if spec is None and other:    # not zero: 0.0 and -0.0 are one key
+                    spec = _scalar_spec(scalar_op, self, other, scalar_specs)
+                if spec is not None:
+                    out = _now(scalar_op.name, self, None, spec, spec[4])
+                    if out is not None:
+                        return out
+            elif (cls is NDArray and array_specs is not None and other._view is None
+                  and self._ctx is other._ctx):
+                spec = array_specs.get((self._shape, other._shape, self._dtype, other._dtype))
+                if spec is not None:
+                    out = _now(array_op.name, self, other, spec, None)
+                    if out is not None:
+                        return out
+        return _binary(self, other, array_name, scalar_name, None)
+    return method
+
+
+def _scalar_spec(op, x, number, scalar_specs):
+    """Remembers in ``scalar_specs`` (and returns) how ``x (op) number`` runs once ``op.specs``
+    knows the array's shape and dtype: the kernel and the argument it takes. On floating-point
+    arrays that is the number as a 0-dim tensor of the array's dtype (MXNet's rule, and faster
+    in ATen); on others, the kernel casts the number."""
+    spec = op.specs.get((x._shape, x._dtype))
+    if spec is None:
+        return None
+    direct = getattr(op.kernel, 'float_kernel', None)
+    if direct is not None and x._dtype in _FLOATS:
+        spec = spec[:3] + (direct, scalar_tensor(number, dtype_torch(x._dtype)))
+    else:
+        spec = spec[:3] + (op.kernel, float(number))
+    if len(scalar_specs) >= 1024:
+        scalar_specs.clear()
+    scalar_specs[(number, x._shape, x._dtype)] = spec
+    return spec
 
 
 # -- the array ----------------------------------------------------------------------------
@@ -719,60 +804,19 @@ class NDArray:
         backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
 
     # --- arithmetic ---
-    def __add__(self, other):
-        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
-            return _scalar_fast(self, other, '_plus_scalar')
-        return _binary(self, other, 'broadcast_add', '_plus_scalar', '_plus_scalar')
-
-    def __radd__(self, other):
-        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
-            return _scalar_fast(self, other, '_plus_scalar')
-        return _binary(self, other, 'broadcast_add', '_plus_scalar', '_plus_scalar')
-
-    def __sub__(self, other):
-        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
-            return _scalar_fast(self, other, '_minus_scalar')
-        return _binary(self, other, 'broadcast_sub', '_minus_scalar', None)
-
-    def __rsub__(self, other):
-        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
-            return _scalar_fast(self, other, '_rminus_scalar')
-        return _binary(self, other, None, '_rminus_scalar', None)
-
-    def __mul__(self, other):
-        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
-            return _scalar_fast(self, other, '_mul_scalar')
-        return _binary(self, other, 'broadcast_mul', '_mul_scalar', None)
-
-    def __rmul__(self, other):
-        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
-            return _scalar_fast(self, other, '_mul_scalar')
-        return _binary(self, other, 'broadcast_mul', '_mul_scalar', None)
-
-    def __truediv__(self, other):
-        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
-            return _scalar_fast(self, other, '_div_scalar')
-        return _binary(self, other, 'broadcast_div', '_div_scalar', None)
-
-    def __rtruediv__(self, other):
-        if other.__class__ in _PY_SCALARS and self._view is None and not mode.recording:
-            return _scalar_fast(self, other, '_rdiv_scalar')
-        return _binary(self, other, None, '_rdiv_scalar', None)
-
+    __add__ = __radd__ = _arith('broadcast_add', '_plus_scalar')
+    __sub__ = _arith('broadcast_sub', '_minus_scalar')
+    __rsub__ = _arith(None, '_rminus_scalar')
+    __mul__ = __rmul__ = _arith('broadcast_mul', '_mul_scalar')
+    __truediv__ = _arith('broadcast_div', '_div_scalar')
+    __rtruediv__ = _arith(None, '_rdiv_scalar')
     __div__ = __truediv__
     __rdiv__ = __rtruediv__
 
-    def __mod__(self, other):
-        return _binary(self, other, 'broadcast_mod', '_mod_scalar', None)
-
-    def __rmod__(self, other):
-        return _binary(self, other, None, '_rmod_scalar', None)
-
-    def __pow__(self, other):
-        return _binary(self, other, 'broadcast_power', '_power_scalar', None)
-
-    def __rpow__(self, other):
-        return _binary(self, other, None, '_rpower_scalar', None)
+    __mod__ = _arith('broadcast_mod', '_mod_scalar')
+    __rmod__ = _arith(None, '_rmod_scalar')
+    __pow__ = _arith('broadcast_power', '_power_scalar')
+    __rpow__ = _arith(None, '_rpower_scalar')
 
     def __neg__(self):
         return _op('negative')(self)
@@ -793,17 +837,10 @@ class NDArray:
             return True
         return _binary(self, other, 'broadcast_not_equal', '_not_equal_scalar', None)
 
-    def __gt__(self, other):
-        return _binary(self, other, 'broadcast_greater', '_greater_scalar', None)
-
-    def __ge__(self, other):
-        return _binary(self, other, 'broadcast_greater_equal', '_greater_equal_scalar', None)
-
-    def __lt__(self, other):
-        return _binary(self, other, 'broadcast_lesser', '_lesser_scalar', None)
-
-    def __le__(self, other):
-        return _binary(self, other, 'broadcast_lesser_equal', '_lesser_equal_scalar', None)
+    __gt__ = _arith('broadcast_greater', '_greater_scalar')
+    __ge__ = _arith('broadcast_greater_equal', '_greater_equal_scalar')
+    __lt__ = _arith('broadcast_lesser', '_lesser_scalar')
+    __le__ = _arith('broadcast_lesser_equal', '_lesser_equal_scalar')
 
     def __iadd__(self, other):
         return _inplace(self, other, 'broadcast_add', '_plus_scalar')
@@ -851,40 +888,6 @@ def _scalar_op(name):
     if op is None:
         op = _SCALAR_OPS[name] = registry.get(name)
     return op
-
-
-_PY_SCALARS = frozenset((int, float))
-_FLOATS = {'float32': torch.float32, 'float64': torch.float64, 'float16': torch.float16,
-           'bfloat16': torch.bfloat16}
-
-
-def _scalar_fast(x, scalar, opname):
-    """``x (op) scalar`` for a plain array and a Python number, outside autograd: the hot
-    path of scalar arithmetic, pushing the maths directly."""
-    op = _SCALAR_OPS.get(opname) or _scalar_op(opname)
-    spec = op.specs.get((x._shape, x._dtype))
-    if spec is None:     # the first call for this shape fills the spec
-        return invoke(op, (x,), {'scalar': float(scalar)}, where=user_line(3))
-    var = Storage()
-    ctx = x._ctx
-    out = _make(var, spec[0], spec[1], ctx)
-    xv = x._var
-    tdtype = _FLOATS.get(x._dtype)
-    if tdtype is not None:     # the maths directly, with the scalar in the array's dtype
-        kernel = op.kernel.float_kernel
-        s = _SCALAR_TENSORS.get((scalar, tdtype))
-        scalar = scalar_tensor(scalar, tdtype) if s is None else s
-    else:
-        kernel = op.kernel
-    eng = _engine._engine
-    work = spec[2]
-    if work < eng.inline_work and eng.run_now(ctx, kernel, xv, var, op.name, scalar):
-        return out
-
-    def fn():
-        var.tensor = kernel(xv.tensor, scalar)
-    eng.push(fn, (xv,), (var,), ctx, op.name, user_line(), False, work)
-    return out
 
 
 def _binary(lhs, rhs, array_op, scalar_op, _unused):

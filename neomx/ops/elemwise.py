@@ -71,6 +71,19 @@ def _mod(a, b):
     return torch.remainder(a, torch.where(zero, torch.ones_like(b), b)).masked_fill(zero, 0)
 
 
+def _pow(base, exp):
+    """torch.pow, with MXNet's rule for integers raised to negative powers (which torch
+    refuses): computed in floating point and truncated, so 2 ** -1 is 0 and (-1) ** -3 is -1."""
+    t = base if isinstance(base, torch.Tensor) else exp
+    if t.is_floating_point() or t.dtype == torch.bool:
+        return torch.pow(base, exp)
+    negative = bool((exp < 0).any()) if isinstance(exp, torch.Tensor) else exp < 0
+    if not negative:
+        return torch.pow(base, exp)
+    return torch.pow(base.double() if isinstance(base, torch.Tensor) else float(base),
+                     exp.double() if isinstance(exp, torch.Tensor) else float(exp)).to(t.dtype)
+
+
 # Binary maths shared by the array-array and the array-scalar forms.
 _BINARY = {
     'add': (torch.add, ('_plus', '_Plus', '_add')),
@@ -78,7 +91,7 @@ _BINARY = {
     'mul': (torch.mul, ('_mul', '_Mul')),
     'div': (_idiv, ('_div', '_Div')),
     'mod': (_mod, ('_mod', '_Mod')),
-    'power': (torch.pow, ('_power', '_Power')),
+    'power': (_pow, ('_power', '_Power')),
     'maximum': (torch.maximum, ('_maximum', '_Maximum')),
     'minimum': (torch.minimum, ('_minimum', '_Minimum')),
     'hypot': (torch.hypot, ('_hypot', '_Hypot')),
@@ -91,10 +104,14 @@ _COMPARE = {
 }
 
 
+# ``kernel.float_direct``: the torch function a kernel calls, for callers that know the inputs
+# are floating point (where the kernel adds nothing to it) and save a Python frame.
+
 def _register_binary(name, f, elem_aliases):
     def bk(lhs, rhs):
         return f(lhs, rhs)
     bk.__doc__ = "Elementwise %s of two arrays with broadcasting." % name
+    bk.float_direct = f
     aliases = {'add': ('broadcast_plus',), 'sub': ('broadcast_minus',)}.get(name, ())
     register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=_broadcast_rule, infer_attrs=(),
              aliases=aliases)(bk)
@@ -102,6 +119,7 @@ def _register_binary(name, f, elem_aliases):
     def ek(lhs, rhs):
         return f(lhs, rhs)
     ek.__doc__ = "Elementwise %s of two arrays of the same shape." % name
+    ek.float_direct = f
     register('elemwise_' + name if name in ('add', 'sub', 'mul', 'div') else '_elemwise_' + name,
              inputs=('lhs', 'rhs'), infer=_elemwise_rule, infer_attrs=(),
              aliases=elem_aliases)(ek)
@@ -186,8 +204,8 @@ _register_scalar('_rdiv_scalar', lambda x, s: s / x if x.is_floating_point() els
 _register_scalar('_mod_scalar', lambda x, s: torch.remainder(x, s) if s else torch.zeros_like(x),
                  ('_ModScalar',))
 _register_scalar('_rmod_scalar', lambda x, s: _mod(torch.full_like(x, s), x), ('_RModScalar',))
-_register_scalar('_power_scalar', torch.pow, ('_PowerScalar',))
-_register_scalar('_rpower_scalar', lambda x, s: torch.pow(s, x), ('_RPowerScalar',))
+_register_scalar('_power_scalar', _pow, ('_PowerScalar',))
+_register_scalar('_rpower_scalar', lambda x, s: _pow(s, x), ('_RPowerScalar',))
 _register_scalar('_maximum_scalar', lambda x, s: torch.clamp(x, min=s), ('_MaximumScalar',))
 _register_scalar('_minimum_scalar', lambda x, s: torch.clamp(x, max=s), ('_MinimumScalar',))
 _register_scalar('_hypot_scalar', lambda x, s: torch.hypot(x, torch.full_like(x, s)),
@@ -213,6 +231,7 @@ def _unary(f, name):
         return r if r.dtype == data.dtype else r.to(data.dtype)
     k.__name__ = name
     k.__doc__ = "Elementwise %s." % name
+    k.float_direct = f
     return k
 
 
