@@ -731,6 +731,34 @@ def test_tiny_op_with_nothing_pending_runs_in_the_pushing_thread():
     assert w.pushed == 1                                # not tiny: queued
 
 
+def test_copy_into_a_device_nothing_computed_on_runs():
+    # Tiny operations run in the pushing thread and create no worker, so a copy worker can be
+    # a process's first: it has no thread budget yet and must leave torch's setting alone.
+    eng = ThreadedEngine()
+    v = Var()
+    ran = []
+    eng.push(lambda: ran.append(torch.get_num_threads()), [], [v], mx.cpu(3), 'copy',
+             copy=True)
+    eng.wait_for_var(v)
+    assert ran and ran[0] >= 1
+    eng.shutdown()
+
+
+def test_a_failure_around_the_kernel_fails_the_operation_not_the_worker():
+    eng = ThreadedEngine()
+    v, u = Var(), Var()
+    eng.push(lambda: None, [], [v], mx.cpu(0), 'first')
+    eng.wait_for_var(v)
+    eng.intra_op_threads = -1          # torch.set_num_threads(-1) raises before the kernel
+    eng.push(lambda: None, [], [v], mx.cpu(0), 'bad_threads')
+    with pytest.raises(EngineError, match='bad_threads'):
+        eng.wait_for_var(v)
+    eng.intra_op_threads = 1
+    eng.push(lambda: None, [], [u], mx.cpu(0), 'after')
+    eng.wait_for_var(u)                # the worker still runs, and nothing hangs
+    eng.shutdown()
+
+
 def test_tiny_op_behind_a_pending_write_waits_its_turn():
     eng = ThreadedEngine()
     gate = threading.Event()

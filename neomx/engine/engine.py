@@ -331,22 +331,27 @@ class Worker:
     def _run(self, op):
         fn, reads, writes, deps, seq, name, where, work = op
         engine = self.engine
-        n = engine.intra_op_threads if work is None or work >= PARALLEL_WORK else 1
-        if n != self.threads:
-            self.threads = n
-            torch.set_num_threads(n)
-        if deps is not None:
-            for dep, s in deps:
-                self.order_after(dep, s)
-        if engine.trace is not None:
-            self._run_traced(fn, reads, writes, name, where)
-        elif engine.tainted:
-            engine.execute(fn, reads, writes, name, where)
-        else:
-            try:
+        # Whatever fails here fails this operation, which still completes: an exception
+        # escaping would end the worker's thread, or leave the operation never done and its
+        # waiters blocked for ever.
+        try:
+            # 0 while no compute worker has set the budget (copies into a device nothing has
+            # computed on yet): leave torch's setting alone.
+            n = engine.intra_op_threads if work is None or work >= PARALLEL_WORK else 1
+            if n != self.threads and n:
+                self.threads = n
+                torch.set_num_threads(n)
+            if deps is not None:
+                for dep, s in deps:
+                    self.order_after(dep, s)
+            if engine.trace is not None:
+                self._run_traced(fn, reads, writes, name, where)
+            elif engine.tainted:
+                engine.execute(fn, reads, writes, name, where)
+            else:
                 fn()
-            except BaseException as exc:
-                engine._fail(writes, name, where, exc)
+        except BaseException as exc:
+            engine._fail(writes, name, where, exc)
         # Drop the operation (its closure holds tensors) before it counts as done: a waiter
         # that returns may be the main thread ending the interpreter, and tensors freed by
         # this thread during shutdown abort the process.
