@@ -503,7 +503,7 @@ def _arith(array_name, scalar_name):
                     if out is not None:
                         return out
             elif (cls is NDArray and array_specs is not None and other._view is None
-                  and self._ctx is other._ctx):
+                  and self._ctx.key == other._ctx.key):
                 spec = array_specs.get((self._shape, other._shape, self._dtype, other._dtype))
                 if spec is not None:
                     out = _now(array_op.name, self, other, spec, None)
