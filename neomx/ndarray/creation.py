@@ -151,12 +151,11 @@ def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
 def _helper(name, array_op, scalar_op, rscalar_op):
     def f(lhs, rhs):
         if isinstance(lhs, NDArray):
-            return _binary(lhs, rhs, array_op, scalar_op, None)
+            return _binary(lhs, rhs, array_op, scalar_op)
         if isinstance(rhs, NDArray):
             if isinstance(lhs, numeric_types):
-                return _binary(rhs, lhs, None, rscalar_op, None)
-            return _binary(array(lhs, ctx=rhs._ctx, dtype=rhs._dtype), rhs, array_op, scalar_op,
-                           None)
+                return _binary(rhs, lhs, None, rscalar_op)
+            return _binary(array(lhs, ctx=rhs._ctx, dtype=rhs._dtype), rhs, array_op, scalar_op)
         raise TypeError("%s: at least one argument must be an NDArray, got %s and %s"
                         % (name, type(lhs).__name__, type(rhs).__name__))
     f.__name__ = name

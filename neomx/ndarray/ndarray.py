@@ -509,7 +509,7 @@ def _arith(array_name, scalar_name):
                     out = _now(array_op.name, self, other, spec, None)
                     if out is not None:
                         return out
-        return _binary(self, other, array_name, scalar_name, None)
+        return _binary(self, other, array_name, scalar_name)
     return method
 
 
@@ -830,12 +830,12 @@ class NDArray:
     def __eq__(self, other):
         if other is None:
             return False
-        return _binary(self, other, 'broadcast_equal', '_equal_scalar', None)
+        return _binary(self, other, 'broadcast_equal', '_equal_scalar')
 
     def __ne__(self, other):
         if other is None:
             return True
-        return _binary(self, other, 'broadcast_not_equal', '_not_equal_scalar', None)
+        return _binary(self, other, 'broadcast_not_equal', '_not_equal_scalar')
 
     __gt__ = _arith('broadcast_greater', '_greater_scalar')
     __ge__ = _arith('broadcast_greater_equal', '_greater_equal_scalar')
@@ -890,7 +890,7 @@ def _scalar_op(name):
     return op
 
 
-def _binary(lhs, rhs, array_op, scalar_op, _unused):
+def _binary(lhs, rhs, array_op, scalar_op):
     """``lhs (op) rhs`` for an NDArray ``lhs``; ``array_op`` None means rhs is the left operand
     of a reflected scalar op."""
     if isinstance(rhs, NDArray):
@@ -902,7 +902,7 @@ def _binary(lhs, rhs, array_op, scalar_op, _unused):
         return invoke(op, (lhs,), {'scalar': float(rhs)}, where=user_line())
     if isinstance(rhs, np.ndarray):
         from .creation import array as _array
-        return _binary(lhs, _array(rhs, ctx=lhs._ctx, dtype=lhs._dtype), array_op, scalar_op, None)
+        return _binary(lhs, _array(rhs, ctx=lhs._ctx, dtype=lhs._dtype), array_op, scalar_op)
     return NotImplemented
 
 
