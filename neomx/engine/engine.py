@@ -154,18 +154,12 @@ class Engine:
         lock = self._lock
         lock.acquire()
         try:
-            w = xv.writer
-            if (w is not None and w.done < xv.wseq) or xv.error is not None:
-                return False
-            t = xv.tensor
-            if t is None or t.requires_grad:
+            t = _plain_input(xv)
+            if t is None:
                 return False
             if yv is not None:
-                w = yv.writer
-                if (w is not None and w.done < yv.wseq) or yv.error is not None:
-                    return False
-                u = yv.tensor
-                if u is None or u.requires_grad:
+                u = _plain_input(yv)
+                if u is None:
                     return False
                 var.tensor = kernel(t, u, **kwargs) if kwargs else kernel(t, u)
             elif arg is not None:
@@ -519,12 +513,26 @@ class ThreadedEngine(Engine):
         self._raise_pending()
 
 
+def _readable(v):
+    """Whether every write pushed on Var ``v`` is complete, and none failed."""
+    w = v.writer
+    return (w is None or w.done >= v.wseq) and v.error is None
+
+
+def _plain_input(v):
+    """The tensor of Storage ``v`` when ``run_now`` may read it: readable, and needing no
+    autograd; else None."""
+    if not _readable(v):
+        return None
+    t = v.tensor
+    return None if t is None or t.requires_grad else t
+
+
 def _settled(reads, writes):
     """Whether every operation pushed on ``reads`` (writes to them) and on ``writes`` (reads
     and writes) is complete, and no input failed."""
     for v in reads:
-        w = v.writer
-        if (w is not None and w.done < v.wseq) or v.error is not None:
+        if not _readable(v):
             return False
     for v in writes:
         w = v.writer
