@@ -2,6 +2,7 @@
 
 Everything else in neomx imports from here; this module imports nothing of neomx.
 """
+import ctypes
 import os
 import sys
 import threading
@@ -9,17 +10,112 @@ import threading
 import numpy as np
 import torch
 
-__all__ = ['MXNetError', 'NotSupportedForSparseNDArray', 'numeric_types', 'integer_types',
-           'string_types', 'dtype_np', 'dtype_torch', 'dtype_name', 'env_int', 'env_str',
-           'data_dir']
+__all__ = ['MXNetError', 'NotSupportedForSparseNDArray', 'NotImplementedForSymbol',
+           'numeric_types', 'integer_types', 'string_types', 'dtype_np', 'dtype_torch',
+           'dtype_name', 'env_int', 'env_str', 'data_dir', 'data_dir_default', 'py_str', 'c_str',
+           'classproperty', 'with_metaclass', 'register_error', 'error_types']
 
 
 class MXNetError(RuntimeError):
     """The error neomx raises for invalid operations, as MXNet's ``mxnet.base.MXNetError``."""
 
 
+error_types = {}
+
+
+def register_error(func_name=None, cls=None):
+    """Registers an error class under a name (its own by default), as MXNet's
+    ``mxnet.base.register_error``; usable as ``@register_error`` or
+    ``@register_error('Name')``. The registry is ``error_types``."""
+    if callable(func_name) and cls is None:
+        cls, func_name = func_name, func_name.__name__
+
+    def register(cls):
+        error_types[func_name or cls.__name__] = cls
+        return cls
+    return register(cls) if cls is not None else register
+
+
+register_error(MXNetError)
+for _builtin in (ValueError, TypeError, AttributeError, IndexError, NotImplementedError):
+    register_error(_builtin.__name__, _builtin)
+
+
+@register_error
 class NotSupportedForSparseNDArray(MXNetError):
-    pass
+    """A call that dense arrays support and sparse ones do not."""
+
+
+@register_error
+class NotImplementedForSymbol(MXNetError):
+    """A call that needs values (``asnumpy``, ``if sym:``) on a Symbol, which has none."""
+
+    def __init__(self, function, alias, *args):
+        super().__init__()
+        self.function = function.__name__
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self):
+        msg = 'Function {}'.format(self.function)
+        if self.alias:
+            msg += ' (namely operator "{}")'.format(self.alias)
+        if self.args:
+            msg += ' with arguments ({})'.format(', '.join(self.args))
+        return msg + ' is not implemented for Symbol and only available in NDArray.'
+
+
+def py_str(x):
+    """Bytes from the back end as a Python string (MXNet's ``py_str``)."""
+    return x.decode('utf-8') if isinstance(x, (bytes, bytearray)) else str(x)
+
+
+def c_str(string):
+    """A Python string as the bytes MXNet's C API took (``c_str``); neomx has no C API, and
+    code that builds such arguments gets the encoded bytes."""
+    return string.encode('utf-8')
+
+
+class _NullType:
+    """The "argument not given" marker of MXNet's generated operator functions."""
+
+    def __repr__(self):
+        return '_Null'
+
+
+_Null = _NullType()
+
+
+def _as_list(obj):
+    """``obj`` if it is a list or tuple, else ``[obj]``."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
+class classproperty:
+    """A read-only property of a class (``@classproperty def name(cls): ...``)."""
+
+    def __init__(self, fget):
+        self.fget = fget
+
+    def __get__(self, obj, owner):
+        return self.fget(owner)
+
+
+def with_metaclass(meta, *bases):
+    """A base class with metaclass ``meta`` (Python 2/3 idiom kept for MXNet-era code)."""
+    return meta('with_metaclass_base', bases or (object,), {})
+
+
+# MXNet's C handle types. neomx has no C library; code that only names them (type annotations,
+# isinstance checks on ctypes values) keeps working.
+NDArrayHandle = SymbolHandle = ExecutorHandle = CachedOpHandle = KVStoreHandle = ctypes.c_void_p
+FunctionHandle = OpHandle = DataIterHandle = DataIterCreatorHandle = RecordIOHandle = ctypes.c_void_p
+ProfileHandle = DLPackHandle = RtcHandle = CudaModuleHandle = CudaKernelHandle = ctypes.c_void_p
+mx_uint = ctypes.c_uint
+mx_int = ctypes.c_int
+mx_float = ctypes.c_float
+mx_float_p = ctypes.POINTER(mx_float)
+mx_real_t = np.float32
 
 
 numeric_types = (float, int, np.generic)
@@ -105,10 +201,18 @@ def env_str(*names, default=None):
     return default
 
 
+def data_dir_default():
+    """``~/.mxnet`` (MXNet's folder, so files it downloaded are found); ``%APPDATA%\\mxnet``
+    on Windows."""
+    if sys.platform == 'win32' and os.environ.get('APPDATA'):
+        return os.path.join(os.environ['APPDATA'], 'mxnet')
+    return os.path.join(os.path.expanduser('~'), '.mxnet')
+
+
 def data_dir():
     """Where datasets and models are kept: ``$NEOMX_HOME`` or ``$MXNET_HOME``, else
-    ``~/.mxnet`` (MXNet's folder, so files it downloaded are found)."""
-    return os.path.expanduser(env_str('NEOMX_HOME', 'MXNET_HOME', default='~/.mxnet'))
+    ``data_dir_default()``."""
+    return os.path.expanduser(env_str('NEOMX_HOME', 'MXNET_HOME', default=data_dir_default()))
 
 
 def env_int(*names, default=None):

@@ -9,26 +9,31 @@ from the dtypes compared (looser for float16 than for float64), as in MXNet.
 >>> check_numeric_gradient(lambda x: mx.nd.exp(x) * 2, [[0.5, -1.0]])
 """
 import contextlib
+import logging  # noqa: F401  (these modules are names that MXNet's test files take from a
+import numbers  # noqa: F401   star import of this module)
 import os
+import sys  # noqa: F401
+import time  # noqa: F401
+from collections import OrderedDict  # noqa: F401  (a name MXNet's test files expect here)
 
 import numpy as np
+import numpy.random as rnd  # noqa: F401
+import numpy.testing as npt  # noqa: F401
 
+import neomx as mx  # noqa: F401
 from . import test_utils_symbolic as _symbolic
 from .base import MXNetError
 from .context import Context, current_context, num_gpus
+from .ndarray import array  # noqa: F401
+from .runtime import Features
+from .symbol import Symbol  # noqa: F401
+from .util import get_cuda_compute_capability, getenv, setenv, use_np  # noqa: F401
 # The Symbol checks live with the symbolic code; MXNet keeps them all in test_utils.
 from .test_utils_symbolic import (check_consistency, check_symbolic_backward,  # noqa: F401
                                   check_symbolic_forward, numeric_grad, simple_forward)
 
-__all__ = ['default_context', 'set_default_context', 'default_dtype', 'get_rtol', 'get_atol',
-           'get_tols', 'same', 'almost_equal', 'assert_almost_equal', 'assert_allclose',
-           'almost_equal_ignore_nan', 'assert_almost_equal_ignore_nan', 'assert_exception',
-           'random_arrays', 'random_sample', 'rand_ndarray', 'rand_shape_2d', 'rand_shape_3d',
-           'rand_shape_nd', 'np_reduce', 'find_max_violation', 'check_numeric_gradient',
-           'numeric_grad', 'check_symbolic_forward', 'check_symbolic_backward',
-           'check_consistency', 'simple_forward', 'environment', 'set_env_var', 'list_gpus',
-           'retry']
-
+# No __all__: as in MXNet, ``from mxnet.test_utils import *`` gives every public name of this
+# module, ``mx`` and ``np`` among them, and test files written for MXNet rely on that.
 
 # -- devices and dtypes -----------------------------------------------------------------------
 
@@ -437,3 +442,448 @@ def environment(*args):
             else:
                 os.environ[k] = v
 
+
+
+# -- MXNet's remaining helper names ---------------------------------------------------------
+
+_EXACT = (np.bool_, np.int8, np.uint8, np.int32, np.int64)     # compared without tolerance
+
+
+def default_rtols():
+    """The default relative tolerance of each dtype."""
+    return {**_RTOL, **{np.dtype(t): 0 for t in _EXACT}}
+
+
+def default_atols():
+    """The default absolute tolerance of each dtype."""
+    return {**_ATOL, **{np.dtype(t): 0 for t in _EXACT}}
+
+
+def default_numeric_eps():
+    """The default step of numeric differentiation for each floating-point dtype."""
+    return {np.dtype(np.float16): 1.0 / 2 ** 6, np.dtype(np.float32): 1.0 / 2 ** 9,
+            np.dtype(np.float64): 1.0 / 2 ** 14}
+
+
+def effective_dtype(dat):
+    """The dtype whose tolerance applies to ``dat``: its own, except float32 on a GPU that
+    computes it in TF32 (compute capability 8.0 and up), which compares like float16."""
+    ctx = getattr(dat, 'ctx', None)
+    dtype = np.dtype(dat.dtype)
+    if dtype == np.float32 and ctx is not None and ctx.device_type == 'gpu':
+        try:
+            if (get_cuda_compute_capability(ctx) >= 80
+                    and os.environ.get('NVIDIA_TF32_OVERRIDE') != '0'):
+                return np.dtype(np.float16)
+        except (RuntimeError, ValueError):
+            pass
+    return dtype
+
+
+def get_tolerance(dat, tol, default_tol):
+    """``tol`` when it is a number, else ``tol[dtype]`` (a dict by dtype) or
+    ``default_tol[dtype]``, for the effective dtype of ``dat``."""
+    if isinstance(tol, (int, float, np.number)):
+        return tol
+    dtype = effective_dtype(dat)
+    return (tol or {}).get(dtype, default_tol.get(dtype, 0))
+
+
+def get_etol(etol=None):
+    """The tolerated fraction of mismatching elements (0 by default)."""
+    return 0 if etol is None else etol
+
+
+def locationError(a, b, index, names, maxError=False):
+    """'Location of [maximum ]error: index, a=..., b=...' for a mismatch report."""
+    return 'Location of %serror: %s, %s=%.8f, %s=%.8f' % (
+        'maximum ' if maxError else '', str(index), names[0], a[index], names[1], b[index])
+
+
+def checkShapes(a, b):
+    """Raises AssertionError unless ``a`` and ``b`` have the same shape."""
+    if a.shape != b.shape:
+        raise AssertionError('a.shape = %s and b.shape = %s are not equal' % (a.shape, b.shape))
+
+
+def assert_almost_equal_with_err(a, b, rtol=None, atol=None, etol=None, names=('a', 'b'),
+                                 equal_nan=False, mismatches=(10, 10)):
+    """``assert_almost_equal`` that tolerates a fraction ``etol`` of mismatching elements."""
+    etol = get_etol(etol)
+    if etol <= 0:
+        return assert_almost_equal(a, b, rtol=rtol, atol=atol, names=names,
+                                   equal_nan=equal_nan, mismatches=mismatches)
+    rtol, atol = get_tols(a, b, rtol, atol)
+    an, bn = _np(a), _np(b)
+    close = np.isclose(an, bn, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    err = 1 - np.count_nonzero(close) / max(close.size, 1)
+    if err > etol:
+        index, rel = find_max_violation(an, bn, rtol, atol)
+        raise AssertionError('Error %f exceeds tolerance rtol=%e, atol=%e, etol=%e (mismatch '
+                             '%f%%).\n%s' % (rel, rtol, atol, etol, 100 * err,
+                                             locationError(an, bn, index, names, True)))
+
+
+def same_array(array1, array2):
+    """Whether two NDArrays share memory (a write to one shows in the other)."""
+    array1[:] += 1
+    shared = same(array1.asnumpy(), array2.asnumpy())
+    array1[:] -= 1
+    return shared and same(array1.asnumpy(), array2.asnumpy())
+
+
+def same_symbol_structure(sym1, sym2):
+    """Whether two Symbols have the same operators node by node."""
+    import json
+    nodes1 = json.loads(sym1.tojson())['nodes']
+    nodes2 = json.loads(sym2.tojson())['nodes']
+    return len(nodes1) == len(nodes2) and all(n1['op'] == n2['op']
+                                              for n1, n2 in zip(nodes1, nodes2))
+
+
+def compare_ndarray_tuple(t1, t2, rtol=None, atol=None):
+    """``assert_almost_equal`` over nested tuples/lists of arrays (None matches anything)."""
+    if t1 is None or t2 is None:
+        return
+    if isinstance(t1, (tuple, list)):
+        for s1, s2 in zip(t1, t2):
+            compare_ndarray_tuple(s1, s2, rtol, atol)
+    else:
+        assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
+
+
+def compare_optimizer(opt1, opt2, shape, dtype, w_stype='default', g_stype='default',
+                      rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
+    """Runs one update of ``opt1`` and ``opt2`` from the same random weights and gradients and
+    compares weights (and states); ``ntensors > 1`` updates a list of weights at once with
+    ``opt2`` (``shape`` is then a list of shapes)."""
+    import copy
+    from . import random as mxrandom
+    if 'default' not in (w_stype,) or g_stype != 'default':
+        raise MXNetError('compare_optimizer: neomx arrays are dense; got w_stype=%r g_stype=%r'
+                         % (w_stype, g_stype))
+    ctx = default_context()
+    if ntensors == 1:
+        w2 = mxrandom.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        g2 = mxrandom.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        w1, g1 = w2.copyto(ctx), g2.copyto(ctx)
+        state1 = opt1.create_state_multi_precision(0, w1)
+        state2 = opt2.create_state_multi_precision(0, w2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2)
+        opt1.update_multi_precision(0, w1, g1, state1)
+        opt2.update_multi_precision(0, w2, g2, state2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
+        assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+        return
+    w1 = tuple(mxrandom.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    g1 = tuple(mxrandom.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    w2, g2 = copy.deepcopy(w1), copy.deepcopy(g1)
+    state2 = [opt2.create_state_multi_precision(0, w2[i]) for i in range(ntensors)]
+    opt2.update_multi_precision(list(range(ntensors)), w2, g2, state2)
+    for i in range(ntensors):
+        state1 = opt1.create_state_multi_precision(i, w1[i])
+        opt1.update_multi_precision(i, w1[i], g1[i], state1)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2[i], rtol, atol)
+        compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
+
+
+def random_uniform_arrays(*shapes, low=0.0, high=1.0, dtype=None):
+    """Uniform numpy arrays in [low, high) of the given shapes (always a list)."""
+    dtype = dtype or default_dtype()
+    return [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
+
+
+def rand_coord_2d(x_low, x_high, y_low, y_high):
+    """A random (x, y) with x in [x_low, x_high) and y in [y_low, y_high)."""
+    return (np.random.randint(x_low, x_high, dtype=np.int64),
+            np.random.randint(y_low, y_high, dtype=np.int64))
+
+
+def create_2d_tensor(rows, columns, dtype=np.int64):
+    """An NDArray of shape (rows, columns) whose row i holds i."""
+    from . import ndarray as nd
+    return nd.broadcast_to(nd.arange(0, rows, dtype=dtype).reshape(rows, 1),
+                           shape=(rows, columns))
+
+
+def create_vector(size, dtype=np.int64):
+    """The NDArray 0, 1, ..., size - 1."""
+    from . import ndarray as nd
+    return nd.arange(0, size, dtype=dtype)
+
+
+def get_identity_mat(size):
+    """The ``size`` x ``size`` identity matrix as an NDArray."""
+    from . import ndarray as nd
+    return nd.array(np.eye(size))
+
+
+def get_identity_mat_batch(size):
+    """A batch of two ``size`` x ``size`` identity matrices as an NDArray."""
+    from . import ndarray as nd
+    return nd.array(np.stack([np.eye(size)] * 2))
+
+
+def assign_each(the_input, function):
+    """``function`` applied to each element of a numpy array (shape and dtype kept)."""
+    if function is None:
+        return np.array(the_input)
+    return np.vectorize(function, otypes=[np.asarray(the_input).dtype])(the_input)
+
+
+def assign_each2(input1, input2, function):
+    """``function`` applied to corresponding elements of two numpy arrays of one shape."""
+    if np.shape(input1) != np.shape(input2):
+        raise ValueError('assign_each2: shapes %s and %s differ'
+                         % (np.shape(input1), np.shape(input2)))
+    if function is None:
+        return np.array(input1)
+    return np.vectorize(function, otypes=[np.asarray(input1).dtype])(input1, input2)
+
+
+def collapse_sum_like(a, shape):
+    """``a`` (numpy) summed over the axes that broadcasting a ``shape`` array to it adds or
+    stretches, reshaped to ``shape``."""
+    if len(a.shape) < len(shape):
+        raise ValueError('collapse_sum_like: shape %s has more axes than %s'
+                         % (tuple(shape), a.shape))
+    if np.prod(shape) == 0 or a.size == 0:
+        return np.zeros(shape, dtype=a.dtype)
+    lead = len(a.shape) - len(shape)
+    axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s != a.shape[lead + i]]
+    return np.sum(a, axis=tuple(axes)).reshape(shape)
+
+
+# -- matrices with known spectra (for linear-algebra tests) ----------------------------------
+
+def new_orthonormal_matrix_2d(n):
+    """A random ``n`` x ``n`` orthonormal matrix."""
+    x = np.random.randn(n, n)
+    return np.linalg.qr(x.T @ x)[0]
+
+
+def new_matrix_with_real_eigvals_2d(n):
+    """A well-conditioned ``n`` x ``n`` matrix with real eigenvalues in [-10, 10]: Q^-1 D Q
+    for a random Householder-like Q of condition number below 3."""
+    while True:
+        v = np.random.uniform(-1.0, 1.0, (n, 1))
+        v /= np.linalg.norm(v)
+        q = (np.eye(n) - 2 * v @ v.T) @ np.diag(np.random.uniform(-1.0, 1.0, n))
+        if np.linalg.cond(q, 2) < 3:
+            break
+    return np.linalg.inv(q) @ np.diag(np.random.uniform(-10.0, 10.0, n)) @ q
+
+
+def new_matrix_with_real_eigvals_nd(shape):
+    """A batch of matrices (the last two axes) made by ``new_matrix_with_real_eigvals_2d``."""
+    n = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([new_matrix_with_real_eigvals_2d(shape[-1]) for _ in range(n)]).reshape(shape)
+
+
+def new_sym_matrix_with_real_eigvals_2d(n):
+    """A random symmetric ``n`` x ``n`` matrix Q D Q^T with eigenvalues in [-10, 10]."""
+    q = new_orthonormal_matrix_2d(n)
+    return q @ np.diag(np.random.uniform(-10.0, 10.0, n)) @ q.T
+
+
+def new_sym_matrix_with_real_eigvals_nd(shape):
+    """A batch of symmetric matrices made by ``new_sym_matrix_with_real_eigvals_2d``."""
+    n = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([new_sym_matrix_with_real_eigvals_2d(shape[-1])
+                     for _ in range(n)]).reshape(shape)
+
+
+# -- statistical checks of random generators -------------------------------------------------
+
+def gen_buckets_probs_with_ppf(ppf, nbuckets):
+    """``nbuckets`` equal-probability buckets [(low, high), ...] of the distribution whose
+    quantile function is ``ppf``, and their probabilities."""
+    if nbuckets <= 0:
+        raise ValueError('gen_buckets_probs_with_ppf: nbuckets must be positive, got %r'
+                         % (nbuckets,))
+    probs = [1.0 / nbuckets] * nbuckets
+    buckets = [(ppf(i / nbuckets), ppf((i + 1) / nbuckets)) for i in range(nbuckets)]
+    return buckets, probs
+
+
+def chi_square_check(generator, buckets, probs, nsamples=1000000):
+    """Pearson's chi-square test of ``generator(n)`` (n i.i.d. samples) against the expected
+    ``probs`` of ``buckets``: (low, high) ranges for a continuous distribution, values for a
+    discrete one. Returns (p value, observed counts, expected counts)."""
+    from scipy import stats
+    if len(probs) != len(buckets):
+        raise ValueError('chi_square_check: %d buckets but %d probabilities'
+                         % (len(buckets), len(probs)))
+    samples = _np(generator(nsamples)).reshape(-1)
+    expected = (nsamples * np.array(probs, dtype=np.float64)).astype(np.int64)
+    observed = np.zeros(len(buckets), dtype=np.int64)
+    if isinstance(buckets[0], (tuple, list)):
+        edges = np.array(buckets, dtype=np.float64).reshape(-1)
+        if np.any(np.diff(edges) < 0):
+            raise ValueError('chi_square_check: buckets must ascend without overlap: %s'
+                             % (buckets,))
+        ids = np.searchsorted(edges, samples, side='right')
+        inside = ids % 2 == 1            # past a low edge and not past its high edge
+        np.add.at(observed, ids[inside] // 2, 1)
+    else:
+        for i, value in enumerate(buckets):
+            observed[i] = np.count_nonzero(samples == value)
+    _, p = stats.chisquare(f_obs=observed, f_exp=expected * observed.sum() / expected.sum())
+    return p, observed, expected
+
+
+def verify_generator(generator, buckets, probs, nsamples=1000000, nrepeat=5, success_rate=0.2,
+                     alpha=0.05):
+    """Runs ``chi_square_check`` ``nrepeat`` times and raises AssertionError unless the share
+    of runs with p > ``alpha`` reaches ``success_rate``. Returns the p values."""
+    results = [chi_square_check(generator, buckets, probs, nsamples) for _ in range(nrepeat)]
+    ps = [r[0] for r in results]
+    if np.count_nonzero(np.array(ps) > alpha) < nrepeat * success_rate:
+        raise AssertionError('generator test failed: chi-square p=%s, observed=%s, expected=%s,'
+                             ' buckets=%s, probs=%s' % (ps, [r[1] for r in results],
+                                                       [r[2] for r in results], buckets, probs))
+    return ps
+
+
+def mean_check(generator, mu, sigma, nsamples=1000000):
+    """Whether the mean of ``generator(nsamples)`` lies within 3 standard errors of ``mu``."""
+    mean = _np(generator(nsamples)).mean()
+    bound = 3 * sigma / np.sqrt(nsamples)
+    return bool(mu - bound < mean < mu + bound)
+
+
+def var_check(generator, sigma, nsamples=1000000):
+    """Whether the sample variance of ``generator(nsamples)`` lies within 3 standard errors
+    of ``sigma ** 2``."""
+    var = _np(generator(nsamples)).var(ddof=1)
+    bound = 3 * np.sqrt(2 * sigma ** 4 / (nsamples - 1))
+    return bool(sigma ** 2 - bound < var < sigma ** 2 + bound)
+
+
+# -- the running environment -----------------------------------------------------------------
+
+def is_cd_run():
+    """Whether this runs as part of a continuous-delivery job (``CD_JOB=1``)."""
+    return os.environ.get('CD_JOB', '0') == '1'
+
+
+def is_aarch64_run():
+    """Whether this runs on an aarch64 machine."""
+    import platform
+    return platform.machine() == 'aarch64'
+
+
+def has_tvm_ops():
+    """Whether operators generated by TVM are built in (never in neomx)."""
+    return Features().is_enabled('TVM_OP')
+
+
+def is_op_runnable():
+    """Whether the operators of the current context can run (always, in neomx: it has no
+    TVM-only operators)."""
+    return True
+
+
+@contextlib.contextmanager
+def discard_stderr():
+    """Discards what is written to the process's standard error inside the block."""
+    import sys
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, 'w') as devnull:
+            sys.stderr.flush()
+            os.dup2(devnull.fileno(), fd)
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+def check_speed(sym, location=None, ctx=None, N=20, grad_req=None, typ='whole', **kwargs):
+    """Seconds per run of a Symbol: forward and backward (``typ='whole'``) or forward only
+    (``typ='forward'``), averaged over ``N`` runs after a warm-up. ``location`` gives the
+    inputs by name; missing ones are random normal of the shapes in ``kwargs``."""
+    import time
+    from . import ndarray as nd
+    ctx = ctx or default_context()
+    if typ not in ('whole', 'forward'):
+        raise ValueError("check_speed: typ must be 'whole' or 'forward', got %r" % (typ,))
+    grad_req = grad_req or ('write' if typ == 'whole' else 'null')
+    exe = sym.simple_bind(ctx=ctx, grad_req=grad_req, **kwargs)
+    location = location or {name: np.random.normal(size=arr.shape, scale=1.0)
+                            for name, arr in exe.arg_dict.items()}
+    for name, value in location.items():
+        exe.arg_dict[name][:] = value
+
+    def run():
+        exe.forward(is_train=typ == 'whole')
+        if typ == 'whole':
+            exe.backward(out_grads=[nd.ones_like(o) for o in exe.outputs])
+            for g in exe.grad_arrays:
+                if g is not None:
+                    g.wait_to_read()
+        for o in exe.outputs:
+            o.wait_to_read()
+    run()
+    tic = time.time()
+    for _ in range(N):
+        run()
+    return (time.time() - tic) / N
+
+
+def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test_grad=True,
+                                      rtol=1e-4, atol=1e-4):
+    """Builds the block ``net_builder(prefix='net_')`` four ways (imperative and hybridized,
+    with and without autograd), all with the parameters of the first, and checks that outputs
+    (and input gradients) agree, and agree with ``numpy_func`` when given."""
+    from . import autograd, initializer
+
+    class _Saved(initializer.Initializer):
+        def __init__(self, values):
+            super().__init__()
+            self._values = values
+
+        def _init_weight(self, name, arr):
+            arr[:] = self._values[name]
+
+    saved_out, saved_grads, init = None, None, None
+    for hybridize in (False, True):
+        for use_autograd in ((False, True) if test_grad else (False,)):
+            net = net_builder(prefix='net_')
+            net.initialize(init)
+            if hybridize:
+                net.hybridize()
+            inputs = [x.copy() for x in data_l]
+            if use_autograd:
+                for x in inputs:
+                    x.attach_grad()
+                with autograd.record():
+                    out = net(*inputs)
+                out.backward(out)
+            else:
+                out = net(*inputs)
+            if init is None:
+                init = _Saved({k: v.data().asnumpy() for k, v in net.collect_params().items()})
+            if saved_out is None:
+                saved_out = out.asnumpy()
+            else:
+                assert_almost_equal(out.asnumpy(), saved_out, rtol=rtol, atol=atol)
+            if use_autograd:
+                grads = [x.grad.asnumpy() for x in inputs]
+                if saved_grads is None:
+                    saved_grads = grads
+                else:
+                    for g, s in zip(grads, saved_grads):
+                        assert_almost_equal(g, s, rtol=rtol, atol=atol)
+    if numpy_func is not None:
+        assert_almost_equal(saved_out, numpy_func(*[x.asnumpy() for x in data_l]), rtol=rtol,
+                            atol=atol)

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError, dtype_flag, dtype_name, dtype_np
+from ..base import MXNetError, NotImplementedForSymbol, dtype_flag, dtype_name, dtype_np
 from ..ndarray.fluent import FLUENT
 from ..ndarray.gen import bind_args
 from ..ops import registry
@@ -31,24 +31,6 @@ from .passes import infer, known
 __all__ = ['Symbol', 'var', 'Variable', 'Group', 'load', 'load_json', 'NotImplementedForSymbol',
            'sym_function', 'make_namespace', 'pow', 'power', 'maximum', 'minimum', 'hypot',
            'zeros', 'ones', 'full', 'arange', 'linspace', 'eye']
-
-
-class NotImplementedForSymbol(MXNetError):
-    """A call that needs values (``asnumpy``, ``if sym:``) on a Symbol, which has none."""
-
-    def __init__(self, function, alias, *args):
-        super().__init__()
-        self.function = function.__name__
-        self.alias = alias
-        self.args = [str(type(a)) for a in args]
-
-    def __str__(self):
-        msg = 'Function {}'.format(self.function)
-        if self.alias:
-            msg += ' (namely operator "{}")'.format(self.alias)
-        if self.args:
-            msg += ' with arguments ({})'.format(', '.join(self.args))
-        return msg + ' is not implemented for Symbol and only available in NDArray.'
 
 
 def _op_fn(name):
