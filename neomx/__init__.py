@@ -26,6 +26,7 @@ from . import kvstore as kv
 from . import initializer
 from . import initializer as init
 from . import gluon
+from . import io
 from . import test_utils
 from . import util, runtime
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np_array,
@@ -35,7 +36,7 @@ from .symbol import onnx
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', 'test_utils',
            'symbol', 'sym', 'profiler', 'optimizer', 'lr_scheduler', 'kvstore', 'kv', 'metric',
-           'initializer', 'init', 'gluon', 'onnx', 'util', 'runtime', 'is_np_array', 'is_np_shape',
+           'initializer', 'init', 'gluon', 'io', 'onnx', 'util', 'runtime', 'is_np_array', 'is_np_shape',
            'np_array', 'np_shape', 'set_np_shape', 'use_np_array', 'use_np_shape', '__version__']
 
 
