@@ -31,13 +31,15 @@ from . import test_utils
 from . import util, runtime
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np_array,
                    use_np_shape)
+from . import rnn
 from .symbol import onnx
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', 'test_utils',
            'symbol', 'sym', 'profiler', 'optimizer', 'lr_scheduler', 'kvstore', 'kv', 'metric',
-           'initializer', 'init', 'gluon', 'io', 'onnx', 'util', 'runtime', 'is_np_array', 'is_np_shape',
-           'np_array', 'np_shape', 'set_np_shape', 'use_np_array', 'use_np_shape', '__version__']
+           'initializer', 'init', 'gluon', 'io', 'rnn', 'onnx', 'util', 'runtime',
+           'is_np_array', 'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np_array',
+           'use_np_shape', '__version__']
 
 
 def _freeze_import_garbage():

@@ -11,12 +11,22 @@ cpu(1)
 cpu(1)
 """
 import threading
+import warnings
 
 import torch
 
 from .base import MXNetError
 
 __all__ = ['Context', 'cpu', 'gpu', 'cpu_pinned', 'num_gpus', 'current_context', 'gpu_memory_info']
+
+
+class _DefaultContext:
+    """``Context.default_ctx``, MXNet 1.x's deprecated class attribute: the current context."""
+
+    def __get__(self, obj, cls=None):
+        warnings.warn("Context.default_ctx has been deprecated. Please use "
+                      "Context.current_context() instead.", DeprecationWarning, stacklevel=2)
+        return current_context()
 
 
 class Context:
@@ -100,6 +110,8 @@ class Context:
     @property
     def is_gpu(self):
         return self.device_typeid == 2
+
+    default_ctx = _DefaultContext()
 
 
 def cpu(device_id=0):

@@ -30,7 +30,7 @@ from .ndarray import random as _random
 
 __all__ = ['InitDesc', 'Initializer', 'register', 'alias', 'create', 'Load', 'Mixed', 'Zero',
            'One', 'Constant', 'Uniform', 'Normal', 'Orthogonal', 'Xavier', 'MSRAPrelu',
-           'Bilinear', 'LSTMBias']
+           'Bilinear', 'LSTMBias', 'FusedRNN']
 
 
 class InitDesc(str):
@@ -476,3 +476,46 @@ class LSTMBias(Initializer):
         arr[:] = 0.0
         num_hidden = int(arr.shape[0] / 4)
         arr[num_hidden:2 * num_hidden] = self.forget_bias
+
+
+@register
+class FusedRNN(Initializer):
+    """Initialises the packed parameter vector of a fused ``RNN`` operator (``mx.rnn``'s
+    FusedRNNCell) piece by piece: each gate's weights and biases with ``init`` (the global
+    initializer when None), and an LSTM's forget-gate biases to ``forget_bias``.
+
+    Parameters
+    ----------
+    init : Initializer, JSON string or None
+    num_hidden, num_layers, mode, bidirectional : as the FusedRNNCell's
+    forget_bias : float, default 1.0
+    """
+
+    def __init__(self, init, num_hidden, num_layers, mode, bidirectional=False,
+                 forget_bias=1.0):
+        if isinstance(init, str):
+            init = create(init)
+        super().__init__(init=init.dumps() if init is not None else None,
+                         num_hidden=num_hidden, num_layers=num_layers, mode=mode,
+                         bidirectional=bidirectional, forget_bias=forget_bias)
+        self._init = init
+        self._num_hidden = num_hidden
+        self._num_layers = num_layers
+        self._mode = mode
+        self._bidirectional = bidirectional
+        self._forget_bias = forget_bias
+
+    def _init_weight(self, desc, arr):
+        from .rnn import rnn_cell      # rnn builds on symbol, which imports this module
+        cell = rnn_cell.FusedRNNCell(self._num_hidden, self._num_layers, self._mode,
+                                     self._bidirectional, forget_bias=self._forget_bias,
+                                     prefix='')
+        pieces = cell.unpack_weights({'parameters': arr})
+        for name, piece in pieces.items():
+            if self._mode == 'lstm' and name.endswith('_f_bias'):
+                piece[:] = self._forget_bias
+            elif self._init is None:
+                desc.global_init(InitDesc(name, global_init=desc.global_init), piece)
+            else:
+                self._init(InitDesc(name, global_init=desc.global_init), piece)
+        arr[:] = cell.pack_weights(pieces)['parameters']

@@ -5,6 +5,7 @@ from .registry import (REQUIRED, Any, Attr, Axis, Bool, DType, Enum, Float, Floa
 from . import elemwise, creation, reduce, shape, linalg, nn  # noqa: F401  (they register)
 from . import indexing  # noqa: F401
 from . import image  # noqa: F401
+from . import rnn  # noqa: F401
 
 __all__ = ['registry', 'Op', 'register', 'get', 'exists', 'all_ops', 'REQUIRED', 'Attr', 'Any',
            'Int', 'IntOrNone', 'Float', 'FloatOrNone', 'Bool', 'Str', 'Enum', 'Shape', 'Axis',

@@ -139,7 +139,20 @@ def _where(condition, x, y):
     return torch.where(cond, x, y)
 
 
-register('where', inputs=('condition', 'x', 'y'), infer=_where_rule, infer_attrs=())(_where)
+def _where_fill(attrs, shapes):
+    """x and y have one shape: an unknown one takes the other's (or the condition's)."""
+    c, x, y = shapes
+    known = [s for s in (x, y, c) if s and all(s)]
+    if not known:
+        return shapes
+    like = known[0] if (x and all(x)) or (y and all(y)) or len(known[0]) > 1 else None
+    if like is None:
+        return shapes
+    return [c, x if x and all(x) else like, y if y and all(y) else like]
+
+
+register('where', inputs=('condition', 'x', 'y'), infer=_where_rule, infer_attrs=(),
+         fill=_where_fill)(_where)
 
 
 # -- sorting --------------------------------------------------------------------------------

@@ -160,7 +160,19 @@ def _pool_cost(attrs, shapes, out_shapes):
     return prod(out_shapes[0]) * prod(k)
 
 
+def _fc_back(attrs, shapes, out_shapes):
+    """The data's unknown batch axis (all but the last axis without ``flatten``) from the
+    output's: a begin state ``zeros((0, hidden))`` gets its batch size this way."""
+    data, out = shapes[0], out_shapes[0]
+    if not data:
+        return shapes
+    lead = out[:1] if attrs['flatten'] else out[:-1]
+    filled = tuple(d or o for d, o in zip(data, lead)) + tuple(data[len(lead):])
+    return [filled] + list(shapes[1:])
+
+
 register('FullyConnected', inputs=('data', 'weight', 'bias'), heavy=True, cost=_fc_cost,
+         back=_fc_back,
          drop_inputs=_no_bias, fill=_fc_fill, infer=_fc_infer, lower=_fc_lower,
          attrs={'num_hidden': Int(), 'no_bias': Bool(False),
                 'flatten': Bool(True)})(_fully_connected)

@@ -215,7 +215,7 @@ class Op:
                  output_names=None, infer=None, infer_attrs=None, fill=None, mutate=(),
                  drop_inputs=None, rng=False, train=False, creation=False, copy=False,
                  view=False, grad=None, fluent=False, doc=None, key_var_num_args=None,
-                 hidden=False, heavy=False, lower=None, cost=None):
+                 hidden=False, heavy=False, lower=None, cost=None, back=None):
         self.name = name
         self.kernel = kernel
         self.inputs = (inputs,) if isinstance(inputs, str) else tuple(inputs)
@@ -227,6 +227,9 @@ class Op:
         self._output_names = output_names
         self._infer = infer
         self.fill = fill
+        # ``back(attrs, in_shapes, out_shapes) -> in_shapes``: unknown input dimensions from
+        # known outputs (Reshape, Concat), for shape inference running backwards as MXNet's.
+        self.back = back
         self.mutate = tuple(mutate)
         self.rng = rng
         self.train = train

@@ -4,6 +4,8 @@ flatten, concat, stack, split, slicing, tile, repeat, flip, swapaxes, broadcast_
 Kernels that torch answers with a view are flagged ``view=True``: the caller copies the
 result, since an MXNet operator never returns memory shared with its input.
 """
+from math import prod
+
 import torch
 
 from ..base import dtype_torch
@@ -107,7 +109,19 @@ def _reshape(data, shape, reverse, target_shape=None, keep_highest=False):
     return data.reshape(infer_reshape(tuple(data.shape), shape, reverse))
 
 
+def _reshape_back(attrs, in_shapes, out_shapes):
+    """The one unknown dimension of the input from the output's size."""
+    src, out = in_shapes[0], out_shapes[0]
+    if src is None or list(src).count(0) != 1:
+        return in_shapes
+    rest = prod(d for d in src if d)
+    if rest == 0 or prod(out) % rest:
+        return in_shapes
+    return [tuple(d or prod(out) // rest for d in src)] + list(in_shapes[1:])
+
+
 register('Reshape', aliases=('reshape',), view=True, infer=_reshape_rule, fluent=True,
+         back=_reshape_back,
          attrs={'shape': Shape(()), 'reverse': Bool(False), 'target_shape': Shape(()),
                 'keep_highest': Bool(False)})(_reshape)
 
@@ -220,8 +234,25 @@ def _concat_rule(attrs, shapes, dtypes):
     return (tuple(out),), (dtypes[0],)
 
 
+def concat_back(attrs, in_shapes, out_shapes):
+    """One input of unknown size along ``dim`` from the output and the other inputs."""
+    out = out_shapes[0]
+    axis = attrs['dim'] % len(out)
+    unknown = [i for i, s in enumerate(in_shapes) if s is None or len(s) != len(out) or
+               not all(s)]
+    if len(unknown) != 1:
+        return in_shapes
+    rest = sum(s[axis] for i, s in enumerate(in_shapes) if i != unknown[0])
+    if rest >= out[axis]:
+        return in_shapes
+    filled = list(in_shapes)
+    filled[unknown[0]] = tuple(out[:axis]) + (out[axis] - rest,) + tuple(out[axis + 1:])
+    return filled
+
+
 register('Concat', aliases=('concat',), inputs=('*data',), key_var_num_args='num_args',
-         infer=_concat_rule, attrs={'num_args': Int(0), 'dim': Int(1)})(_concat)
+         infer=_concat_rule, back=concat_back,
+         attrs={'num_args': Int(0), 'dim': Int(1)})(_concat)
 
 
 def _stack(*data, axis, num_args):

@@ -125,6 +125,7 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
             raise MXNetError("%s: cannot infer the shape of output %s from inputs %s"
                              % (name, node.output_names()[k],
                                 ', '.join('%s=%s' % kv for kv in known_shapes.items())))
+    graph = passes.settle_creation_shapes(graph, inferred)
     g = passes.optimize(graph, ctx.torch_device, is_train)
     inferred = passes.infer(g, known_shapes, known_dtypes)
     code = generate(g, input_names, name=name, is_train=is_train, inferred=inferred,

@@ -21,7 +21,7 @@ from ..ops.registry import ShapeError
 from .graph import Graph, Node, evaluate, input_slots
 
 __all__ = ['infer', 'Inferred', 'eliminate_dead_code', 'eliminate_common_subexpressions',
-           'fold_constants', 'optimize', 'known']
+           'fold_constants', 'optimize', 'known', 'settle_creation_shapes']
 
 
 # -- shape and dtype inference ----------------------------------------------------------------
@@ -88,8 +88,23 @@ def infer(graph, shapes=None, dtypes=None):
     dtypes = dtypes or {}
     res = Inferred()
     S, D = res.shapes, res.dtypes
+    _infer_forward(graph, res, shapes, dtypes)
+    # Shapes known only downstream (a weight reshaped and concatenated into the packed
+    # parameters of RNN) reach their variables backwards; then forward again, as MXNet does.
+    for _ in range(4):
+        if not _needs_backward(graph, S) or not _infer_backward(graph, S):
+            break
+        _infer_forward(graph, res, None, None)
+    return res
+
+
+def _infer_forward(graph, res, shapes, dtypes):
+    """The forward sweep; with ``shapes`` None, variables keep what they have."""
+    S, D = res.shapes, res.dtypes
     for node in graph.nodes:
         if node.op is None:
+            if shapes is None:
+                continue
             if '__value__' in node.extra:       # a folded constant
                 t = node.extra['__value__'].tensor
                 S[node], D[node] = [tuple(t.shape)], [dtype_name(t.dtype)]
@@ -104,7 +119,69 @@ def infer(graph, shapes=None, dtypes=None):
             D[node] = [None if d is None else dtype_name(d)]
             continue
         _infer_node(node, S, D, res.counts)
-    return res
+
+
+def _needs_backward(graph, S):
+    return any(not known(s) for n in graph.nodes for s in S[n])
+
+
+def _infer_backward(graph, S):
+    """One backward sweep: what a node knows of its inputs (its ``fill`` rule, or its ``back``
+    rule from known output shapes) is merged into the variables it reads and passed on to the
+    nodes computing its other inputs. Returns whether a variable learned something."""
+    want = {}           # (id(node), output) -> the shape its consumers know
+    changed = False
+    for node in reversed(graph.nodes):
+        op = node.op
+        if op is None:
+            continue
+        if want:
+            for k, s in enumerate(S[node]):
+                w = want.get((id(node), k))
+                if w is not None and _either(node.name, s, w) != s:
+                    S[node][k] = _either(node.name, s, w)
+                    changed = True
+        same = len(node.inputs) == 2 and _same_shape_binary(op)
+        if op.fill is None and op.back is None and not same:
+            continue
+        in_s = [S[src][k] if src.op is None else _either(node.name, S[src][k],
+                                                         want.get((id(src), k)))
+                for src, k in node.inputs]
+        if all(known(s) for s in in_s):
+            continue
+        n, slots = input_slots(node)
+        full = [None] * n
+        for pos, s in zip(slots, in_s):
+            full[pos] = s
+        if op.fill is not None:
+            full = list(op.fill(node.attrs, full))
+        outs = S[node]
+        if all(known(o) for o in outs):
+            if op.back is not None:
+                full = list(op.back(node.attrs, full, outs))
+            elif same:      # the inputs of a same-shape binary operator have its output's shape
+                full = [_either(node.name, f, outs[0]) for f in full]
+        for (src, k), pos in zip(node.inputs, slots):
+            f = full[pos]
+            if f is None or len(f) == 0:
+                continue
+            if src.op is None:
+                merged = _merge(node.name, S[src][k], f)
+                if merged != S[src][k]:
+                    S[src][k] = merged
+                    changed = True
+            else:
+                want[(id(src), k)] = _either(node.name, want.get((id(src), k)), f)
+    return changed
+
+
+def _either(node_name, a, b):
+    """``_merge`` where either side may be None."""
+    if a is None:
+        return None if b is None else tuple(b)
+    if b is None:
+        return tuple(a)
+    return _merge(node_name, a, b)
 
 
 def _infer_node(node, S, D, counts):
@@ -147,7 +224,8 @@ def _infer_node(node, S, D, counts):
     else:
         dflt = first if ins else 'float32'
     D[node] = [dflt] * nout
-    S[node] = [None] * nout
+    prev = S.get(node)          # from an earlier sweep: what the backward sweep learned
+    S[node] = prev if prev is not None else [None] * nout
     if not all(known(s) for s in in_s):
         return
     # shapes rarely depend on dtypes: unknown ones are taken as float32 for the shape rule
@@ -162,14 +240,38 @@ def _infer_node(node, S, D, counts):
                          % (node.name, e, ', '.join('%s=%s' % (nm, s) for nm, s in
                                                     zip(node.input_names(), in_s)))) from None
     for (src, k), s in zip(ins, in_s):
-        if src.op is not None and S[src][k] is not None and tuple(S[src][k]) != tuple(s):
-            raise MXNetError("Error in operator %s: Shape inconsistent, Provided = %s, "
-                             "inferred shape=%s" % (node.name, _fmt(S[src][k]), _fmt(s)))
+        if src.op is not None:
+            S[src][k] = _either(node.name, S[src][k], s)
     if len(out_s) > nout:
         counts[node] = len(out_s)
-    S[node] = [tuple(s) for s in out_s][:nout] + [None] * (nout - len(out_s))
+    out_s = [tuple(s) for s in out_s][:nout] + [None] * (nout - len(out_s))
+    S[node] = out_s if prev is None else [_either(node.name, p, s)
+                                          for p, s in zip(prev, out_s)]
     if all(d is not None for d in in_d):
         D[node] = list(out_d)[:nout] + [None] * (nout - len(out_d))
+
+
+def settle_creation_shapes(graph, inferred):
+    """Creation operators given a shape with unknown (0) dimensions (a begin state
+    ``zeros((0, hidden))``) take the shape inference found for them: a new graph."""
+    subst, nodes = {}, []
+    for node in graph.nodes:
+        new = node
+        op = node.op
+        if (op is not None and op.creation and 'shape' in node.attrs and
+                not known(node.attrs['shape']) and known(inferred.shapes[node][0])):
+            new = node.copy()
+            new.attrs['shape'] = tuple(inferred.shapes[node][0])
+        ins = [(subst.get(id(src), src), k) for src, k in node.inputs]
+        if ins != node.inputs:
+            new = new.copy() if new is node else new
+            new.inputs = ins
+        if new is not node:
+            subst[id(node)] = new
+        nodes.append(new)
+    if not subst:
+        return graph
+    return Graph(nodes, [(subst.get(id(n), n), k) for n, k in graph.heads])
 
 
 # -- dead code elimination --------------------------------------------------------------------
