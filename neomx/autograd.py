@@ -22,6 +22,7 @@ import torch
 from . import engine as _engine
 from .base import MXNetError, mode
 from .ndarray.ndarray import NDArray, Storage, _make, user_line
+from .ops.layout import dense
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
            'set_recording', 'set_training', 'mark_variables', 'backward', 'grad', 'get_symbol',
@@ -230,7 +231,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             if lv.grad_req == 'add':
                 gvar.tensor = gvar.tensor + g
             else:
-                gvar.tensor = g if g.is_contiguous() else g.contiguous()
+                gvar.tensor = dense(g)
     _engine._engine.push(fn, reads, writes, heads[0]._ctx, '_backward', where)
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 import neomx as mx
 from neomx import autograd, nd
+from neomx.ops.layout import is_dense
 
 
 def _as_list(out):
@@ -54,6 +55,10 @@ def check_op(fn, ref, arrays, ctx=None, grad=True, rtol=1e-4, atol=1e-5, grad_rt
     expected = _as_list(ref(*[a.astype(dtype) if a.dtype.kind == 'f' else a for a in arrays]))
     assert len(outs) == len(expected), 'got %d outputs, reference has %d' % (len(outs), len(expected))
     got = [o.asnumpy() for o in outs]
+    for k, o in enumerate(outs):
+        # MXNet has one layout: torch picks kernels by strides (see neomx.ops.layout)
+        t = o._data()
+        assert is_dense(t), 'output %d: strides %s, not row-major' % (k, t.stride())
     for k, (g, e) in enumerate(zip(got, expected)):
         e = np.asarray(e)
         assert g.shape == e.shape, 'output %d: shape %s, reference %s' % (k, g.shape, e.shape)
@@ -77,6 +82,8 @@ def check_op(fn, ref, arrays, ctx=None, grad=True, rtol=1e-4, atol=1e-5, grad_rt
     total.backward()
     expected_grads = numeric_grad(fn, arrays, weights, ctx, eps, wrt=diff)
     for i in diff:
+        g = xs64[i].grad._data()
+        assert is_dense(g), 'gradient of input %d: strides %s, not row-major' % (i, g.stride())
         np.testing.assert_allclose(xs64[i].grad.asnumpy(), expected_grads[i], rtol=grad_rtol,
                                    atol=grad_atol,
                                    err_msg='gradient of input %d differs from the numeric one' % i)

@@ -7,6 +7,7 @@ from .. import engine as _engine
 from ..base import MXNetError, dtype_name, numeric_types
 from ..context import current_context
 from ..ops import registry
+from ..ops.layout import dense
 from .gen import parse_ctx
 from .ndarray import (NDArray, Storage, _binary, _make, from_tensor, invoke, user_line)
 
@@ -25,6 +26,9 @@ def _ctx(ctx):
 def _from_host(tensor, ctx, where):
     """An array on ``ctx`` holding the host tensor ``tensor`` (owned by the new array)."""
     ctx = _ctx(ctx)
+    # NumPy calls an array C-contiguous whatever the strides of its axes of length 1: a
+    # transposed batch of one-channel images keeps channels-last strides (see ops.layout)
+    tensor = dense(tensor)
     if ctx.device_typeid != 2:
         return _make(Storage(tensor), tuple(tensor.shape), dtype_name(tensor.dtype), ctx)
     out = _make(Storage(), tuple(tensor.shape), dtype_name(tensor.dtype), ctx)

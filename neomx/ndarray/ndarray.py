@@ -23,6 +23,7 @@ from ..context import Context, current_context
 from ..engine import Var
 from ..ops import registry
 from ..ops.elemwise import scalar_tensor
+from ..ops.layout import dense, is_dense, row_major as _strides
 from ..ops.registry import ShapeError
 
 __all__ = ['NDArray', 'Storage', 'invoke', 'push_write', 'from_tensor', 'empty_like_spec',
@@ -93,22 +94,6 @@ def _fmt_where(where):
     return '' if where is None else ' (at %s, line %d)' % where
 
 
-# -- strides of contiguous views ----------------------------------------------------------
-
-_STRIDES = {}
-
-
-def _strides(shape):
-    s = _STRIDES.get(shape)
-    if s is None:
-        acc, out = 1, []
-        for d in reversed(shape):
-            out.append(acc)
-            acc *= max(d, 1)
-        s = _STRIDES[shape] = tuple(reversed(out))
-    return s
-
-
 def _numel(shape):
     n = 1
     for d in shape:
@@ -135,8 +120,7 @@ def from_tensor(tensor, ctx=None):
     """An NDArray holding ``tensor`` (no copy; the caller gives up the tensor)."""
     if ctx is None:
         ctx = _ctx_of_tensor(tensor)
-    if not tensor.is_contiguous():
-        tensor = tensor.contiguous()
+    tensor = dense(tensor)
     return _make(Storage(tensor), tuple(tensor.shape), dtype_name(tensor.dtype), ctx)
 
 
@@ -363,9 +347,9 @@ def _tensors(inputs):
 
 
 def _own(r):
-    """Makes a kernel result safe to keep as storage: contiguous and sharing memory with no
+    """Makes a kernel result safe to keep as storage: row-major and sharing memory with no
     input (MXNet's operators never return views)."""
-    if r._base is not None or not r.is_contiguous():
+    if r._base is not None or not is_dense(r):
         if r.requires_grad:
             # Called after a recording kernel has turned grad mode off again: the copy must
             # stay in the graph, or gradients through views (transpose, slices) are lost.
@@ -439,7 +423,7 @@ def _store(target, value):
     """Writes tensor ``value`` into ``target``'s storage (in place, as views require)."""
     var = target._var
     if target._view is None and var.tensor is None:
-        var.tensor = value.to(dtype_torch(target._dtype)).contiguous()
+        var.tensor = dense(value.to(dtype_torch(target._dtype)))
         return
     dst = target._tensor()
     if value.requires_grad and torch.is_grad_enabled():
@@ -956,7 +940,7 @@ def copy_into(src, dst):
             else:
                 r = t.to(dtype=dtype, copy=True) if fresh else t
             if fresh:
-                dst._var.tensor = r.contiguous()
+                dst._var.tensor = dense(r)
             else:
                 _store(dst, r)
         finally:

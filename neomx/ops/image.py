@@ -14,6 +14,7 @@ import ast
 import torch
 import torch.nn.functional as F
 
+from .layout import dense
 from .registry import Attr, Bool, Int, ShapeError, Shape, register
 
 
@@ -54,7 +55,9 @@ def _to_tensor_rule(attrs, shapes, dtypes):
 def _to_tensor(data):
     """HWC (or NHWC) values in [0, 255] to CHW (or NCHW) float32 in [0, 1]."""
     perm = (2, 0, 1) if data.dim() == 3 else (0, 3, 1, 2)
-    return (data.permute(perm).to(torch.float32) / 255.0).contiguous()
+    # Row-major, not .contiguous(): with one channel the permuted result is already contiguous
+    # and keeps channels-last strides, on which torch's convolution goes wrong (see ops.layout).
+    return dense(data.permute(perm).to(torch.float32) / 255.0)
 
 
 register('_image_to_tensor', infer=_to_tensor_rule, infer_attrs=())(_to_tensor)
@@ -135,8 +138,8 @@ def _resize(data, size, keep_ratio, interp):
     h, w = data.shape[-3], data.shape[-2]
     oh, ow = resize_shape(h, w, size, keep_ratio)
     batch = data if data.dim() == 4 else data.unsqueeze(0)
-    x = batch.permute(0, 3, 1, 2)
-    x = x.to(torch.float64 if data.dtype == torch.float64 else torch.float32)
+    x = dense(batch.permute(0, 3, 1, 2).to(torch.float64 if data.dtype == torch.float64
+                                           else torch.float32))
     if mode == 'area':
         wh = _area_weights(h, oh, x.dtype, x.device)
         ww = _area_weights(w, ow, x.dtype, x.device)
@@ -147,7 +150,7 @@ def _resize(data, size, keep_ratio, interp):
     if not data.dtype.is_floating_point:
         info = torch.iinfo(data.dtype)
         y = y.round_().clamp_(info.min, info.max)
-    y = y.to(data.dtype).permute(0, 2, 3, 1).contiguous()
+    y = dense(y.to(data.dtype).permute(0, 2, 3, 1))
     return y if data.dim() == 4 else y[0]
 
 

@@ -8,6 +8,7 @@ modulo its length, 'raise' fails.
 import torch
 
 from ..base import dtype_torch
+from .layout import dense
 from .registry import Bool, DType, Enum, Float, Int, IntOrNone, ShapeError, Shape, register
 
 _MODE = Enum('clip', 'wrap', 'raise', default='clip')
@@ -361,8 +362,9 @@ def _sequence_mask(data, sequence_length=None, use_sequence_length=False, value=
     if data.device.type == 'meta':
         return torch.empty_like(data)
     lengths = _seq_lengths(sequence_length, data, axis, use_sequence_length)
-    return torch.where(_seq_valid(data, lengths, axis), data,
-                       torch.tensor(value, dtype=data.dtype, device=data.device))
+    # batch-major: the transposed mask would give the result its layout
+    return dense(torch.where(_seq_valid(data, lengths, axis), data,
+                             torch.tensor(value, dtype=data.dtype, device=data.device)))
 
 
 def _sequence_last(data, sequence_length=None, use_sequence_length=False, axis=0):

@@ -4,10 +4,12 @@ makediag, extracttrian, maketrian), registered as ``_linalg_<name>`` for ``nd.li
 
 The ``linalg`` operators work on the last two axes; leading axes are a batch.
 """
+import functools
 from math import prod
 
 import torch
 
+from .layout import dense
 from .registry import Bool, Float, Int, ShapeError, Str, register
 
 
@@ -157,7 +159,19 @@ def _axis(axis, name):
 
 
 def _linalg(name, **spec):
-    return register('_linalg_' + name, aliases=('linalg_' + name,), **spec)
+    """Registers ``_linalg_<name>`` (and ``linalg_<name>``); the results are made row-major, as
+    LAPACK gives column-major matrices (``view=True`` entries copy their results already)."""
+    def wrap(kernel):
+        if spec.get('view'):
+            return register('_linalg_' + name, aliases=('linalg_' + name,), **spec)(kernel)
+
+        @functools.wraps(kernel)
+        def run(*args, **attrs):
+            out = kernel(*args, **attrs)
+            return tuple(map(dense, out)) if isinstance(out, tuple) else dense(out)
+        register('_linalg_' + name, aliases=('linalg_' + name,), **spec)(run)
+        return kernel
+    return wrap
 
 
 def _gemm(A, B, C, transpose_a, transpose_b, alpha, beta, axis):

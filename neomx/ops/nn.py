@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import dtype_torch
+from .layout import dense
 from .registry import (Bool, DType, Enum, Float, FloatOrNone, Int, IntOrNone, Shape,
                        ShapeError, register)
 
@@ -187,13 +188,18 @@ def _channels_last(layout):
     return layout is not None and layout[-1] == 'C'
 
 
+# torch's convolution, pooling and normalisation kernels choose their memory format from the
+# strides of their input; neomx hands them row-major channels-first tensors only (see
+# ops.layout: torch 2.13's CPU convolution corrupts memory on channels-last input). A
+# channels-last ``layout`` is moved to channels-first and back, at the price of two copies.
+
 def _to_first(t):
-    """NH..WC -> NCH..W"""
-    return t.movedim(-1, 1)
+    """NH..WC -> NCH..W, row-major"""
+    return dense(t.movedim(-1, 1))
 
 
 def _to_last(t):
-    return t.movedim(1, -1)
+    return dense(t.movedim(1, -1))
 
 
 def _spatial(attrs, n):
@@ -259,6 +265,8 @@ def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(
     last = _channels_last(layout)
     if last:
         data, weight = _to_first(data), _to_first(weight)
+    else:
+        data, weight = dense(data), dense(weight)
     _check_conv('Convolution', data, weight, kernel, num_filter, num_group, layout, False)
     if bias is not None and not no_bias:
         _check_param('Convolution', 'bias', bias.shape, (num_filter,))
@@ -348,6 +356,8 @@ def _deconvolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad
     last = _channels_last(layout)
     if last:
         data, weight = _to_first(data), _to_first(weight)
+    else:
+        data, weight = dense(data), dense(weight)
     _check_conv('Deconvolution', data, weight, kernel, num_filter, num_group, layout, True)
     stride, dilate, pad, adj = _deconv_pad(
         {'kernel': kernel, 'stride': stride, 'dilate': dilate, 'pad': pad, 'adj': adj,
@@ -433,8 +443,7 @@ def _pooling(data, kernel=(), pool_type='max', global_pool=False, cudnn_off=Fals
     rounds the output size up (MXNet's formula: no window is dropped for starting in the
     padding, unlike torch's ceil_mode)."""
     last = _channels_last(layout)
-    if last:
-        data = _to_first(data)
+    data = _to_first(data) if last else dense(data)
     kernel, stride, pad, outs = _pool_geometry(tuple(data.shape), kernel, global_pool, stride,
                                                pad, pooling_convention)
     n = len(kernel)
@@ -844,7 +853,7 @@ def _batch_norm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0
     gamma (and gamma gets no gradient). The extra outputs are the mean and 1/sqrt(var+eps)."""
     nd_ = data.dim()
     axis = axis % nd_
-    x = data.movedim(axis, 1) if axis != 1 else data
+    x = dense(data.movedim(axis, 1) if axis != 1 else data)
     if nd_ == 1:
         x = x.unsqueeze(0)
     if fix_gamma:
@@ -864,7 +873,7 @@ def _batch_norm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0
     if nd_ == 1:
         out = out.squeeze(0)
     if axis != 1:
-        out = out.movedim(1, axis)
+        out = dense(out.movedim(1, axis))
     if output_mean_var:
         return out, mean, invstd
     return out
@@ -893,7 +902,7 @@ def _layer_norm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False):
     x = data if last else data.movedim(axis, -1)
     out = F.layer_norm(x, (c,), gamma, beta, eps)
     if not last:
-        out = out.movedim(-1, axis)
+        out = dense(out.movedim(-1, axis))
     if not output_mean_var:
         return out
     var, mean = torch.var_mean(data, dim=axis, keepdim=True, unbiased=False)
@@ -940,7 +949,7 @@ def _instance_norm(data, gamma, beta, eps=1e-3):
     c = data.shape[1]
     _check_param('InstanceNorm', 'gamma', gamma.shape, (c,))
     _check_param('InstanceNorm', 'beta', beta.shape, (c,))
-    return F.instance_norm(data, weight=gamma, bias=beta, eps=eps)
+    return F.instance_norm(dense(data), weight=gamma, bias=beta, eps=eps)
 
 
 register('InstanceNorm', inputs=('data', 'gamma', 'beta'), infer=_same_shape,
@@ -978,7 +987,7 @@ register('GroupNorm', inputs=('data', 'gamma', 'beta'),
 def _lrn(data, alpha=1e-4, beta=0.75, knorm=2.0, nsize=1):
     """Local response normalisation across channels:
     ``x / (knorm + alpha/nsize * sum of x^2 over nsize channels)^beta``."""
-    return F.local_response_norm(data, nsize, alpha, beta, knorm)
+    return F.local_response_norm(dense(data), nsize, alpha, beta, knorm)
 
 
 register('LRN', infer=_same_shape,
@@ -1050,8 +1059,8 @@ def _upsampling(*data, scale=1, num_filter=0, sample_type='nearest', multi_input
     if sample_type == 'bilinear':
         x, weight = data
         p = int(math.ceil((scale - 1) / 2.0))
-        return torch.convolution(x, weight, None, (scale, scale), (p, p), (1, 1), True,
-                                 (0, 0), num_filter or x.shape[1])
+        return torch.convolution(dense(x), dense(weight), None, (scale, scale), (p, p), (1, 1),
+                                 True, (0, 0), num_filter or x.shape[1])
     h, w = data[0].shape[2] * scale, data[0].shape[3] * scale
     outs = []
     for x in data:

@@ -27,6 +27,7 @@ import textwrap
 import torch
 
 from ..base import MXNetError
+from ..ops.layout import is_dense
 from .graph import input_slots
 
 __all__ = ['generate', 'GeneratedCode']
@@ -71,7 +72,7 @@ class _Names:
 def _own(t):
     """An output that may share memory with an input (a view, or the input itself) is copied:
     outputs are new arrays, as in MXNet."""
-    if t._base is not None or not t.is_contiguous():
+    if t._base is not None or not is_dense(t):
         return t.clone(memory_format=torch.contiguous_format)
     return t
 

@@ -19,6 +19,7 @@ import torch
 from .. import engine as _engine
 from ..base import MXNetError, dtype_name, mode
 from ..ndarray.ndarray import NDArray, Storage, _make, rng_var, user_line
+from ..ops.layout import dense
 from .cached_op import compile_program
 from .graph import Graph
 
@@ -202,7 +203,7 @@ class Executor:
                 if req == 'add':
                     arr._var.tensor = arr._tensor() + g
                 else:
-                    arr._var.tensor = g.contiguous()
+                    arr._var.tensor = dense(g)
         _engine._engine.push(run, reads, writes, self._ctx, '_backward', user_line())
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):

@@ -1,0 +1,194 @@
+"""Layouts: every array's storage is row-major, and torch's layout-sensitive kernels get
+row-major channels-first tensors whatever strides a transform or user code produced (torch
+2.13's CPU convolution computes wrong gradients and corrupts memory on channels-last input;
+see neomx.ops.layout)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import neomx as mx
+from neomx import autograd, gluon, nd
+from neomx.gluon import nn
+from neomx.gluon.data.vision import transforms
+from neomx.ops import registry
+from neomx.ops.layout import dense, is_dense, row_major
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _channels_last_batch(n=4, size=6):
+    """A (n, 1, size, size) tensor in row-major order with channels-last strides, as
+    permuting (n, size, size, 1) images gives."""
+    t = torch.rand(n, size, size, 1).permute(0, 3, 1, 2)
+    assert t.is_contiguous() and t.stride() == (size * size, 1, size, 1)
+    return t
+
+
+def test_dense():
+    t = _channels_last_batch()
+    d = dense(t)
+    assert d.stride() == row_major((4, 1, 6, 6)) == (36, 36, 6, 1)
+    assert d.data_ptr() == t.data_ptr()                    # same elements: no copy
+    m = torch.rand(3, 4).t()
+    assert dense(m).stride() == (3, 1) and torch.equal(dense(m), m)
+    plain = torch.rand(2, 3)
+    assert dense(plain) is plain
+    assert is_dense(torch.rand(0, 3, 1).permute(2, 0, 1))   # nothing to lay out
+    assert not is_dense(t) and is_dense(d)
+
+
+def test_to_tensor_gives_row_major_batches():
+    for shape in [(5, 28, 28, 1), (28, 28, 1), (5, 8, 8, 3), (1, 4, 4, 1)]:
+        x = nd.array(np.random.randint(0, 256, shape), dtype='uint8')
+        y = transforms.ToTensor()(x)
+        t = y._data()
+        assert is_dense(t), (shape, t.stride())
+        np.testing.assert_allclose(y.asnumpy(), np.moveaxis(x.asnumpy(), -1, -3) / 255.0,
+                                   rtol=1e-6)
+
+
+def test_arrays_from_odd_strides_are_row_major():
+    images = np.random.randint(0, 256, (4, 6, 6, 1)).astype('uint8')
+    nchw = images.transpose(0, 3, 1, 2)        # NumPy calls it C-contiguous
+    assert nchw.flags['C_CONTIGUOUS'] and nchw.strides != (36, 36, 6, 1)
+    for a in (nd.array(nchw, dtype='uint8'), nd.array(nchw), mx.nd.from_numpy(nchw),
+              mx.nd.from_dlpack(torch.from_numpy(nchw)), nd.array(nchw).copy()):
+        assert is_dense(a._data()), a._data().stride()
+        np.testing.assert_array_equal(a.asnumpy(), nchw)
+
+
+class _LayoutSpy(TorchDispatchMode):
+    """Records the tensor arguments of torch's layout-sensitive operators (convolution,
+    pooling, normalisation, resampling) that are not row-major."""
+    SENSITIVE = ('convolution', 'pool', 'batch_norm', 'upsample', 'group_norm')
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.bad = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.__name__
+        if any(s in name for s in self.SENSITIVE):
+            self.calls += 1
+            for a in list(args) + list((kwargs or {}).values()):
+                if isinstance(a, torch.Tensor) and a.dim() >= 3 and not is_dense(a):
+                    self.bad.append((name, tuple(a.shape), a.stride()))
+        return func(*args, **(kwargs or {}))
+
+
+def _conv_net():
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(4, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'),
+            nn.Conv2D(8, 1, strides=2), nn.AvgPool2D(2), nn.Dense(3))
+    return net
+
+
+@pytest.mark.parametrize('hybridize', [False, True])
+def test_training_hands_torch_row_major_inputs(hybridize):
+    """A step from ToTensor-transformed one-channel uint8 images and from arrays with
+    channels-last strides: no layout-sensitive torch operator sees other strides."""
+    mx.random.seed(0)
+    net = _conv_net()
+    net.initialize(mx.init.Xavier())
+    if hybridize:
+        net.hybridize()
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    images = nd.array(np.random.randint(0, 256, (4, 8, 8, 1)), dtype='uint8')
+    label = nd.array([0, 1, 2, 1])
+    with mx.engine.engine_scope('NaiveEngine'):      # kernels run in this thread
+        spy = _LayoutSpy()
+        with spy:
+            for x in (transforms.ToTensor()(images),
+                      nd.array(images.asnumpy().transpose(0, 3, 1, 2) / 255.0)):
+                with autograd.record():
+                    loss = loss_fn(net(x), label)
+                loss.backward()
+                trainer.step(4)
+            nd.waitall()
+    assert spy.calls >= 8 and not spy.bad, spy.bad
+
+
+@pytest.mark.parametrize('name', ['Convolution', 'Deconvolution'])
+def test_conv_kernels_take_any_strides(name):
+    """The kernels themselves make odd strides row-major (hybridized graphs hand them
+    tensors that never were arrays)."""
+    op = registry.get(name)
+    data = _channels_last_batch(4, 6).expand(4, 2, 6, 6).contiguous(
+        memory_format=torch.channels_last)
+    weight = torch.rand(2, 2, 1, 1).contiguous(memory_format=torch.channels_last)
+    attrs = op.parse_attrs({'kernel': (1, 1), 'stride': (2, 2), 'num_filter': 2,
+                            'no_bias': True})
+    spy = _LayoutSpy()
+    with spy:
+        got = op.kernel(data, weight, None, **attrs)
+    assert spy.calls == 1 and not spy.bad, spy.bad
+    ref = op.kernel(data.contiguous(), weight.contiguous(), None, **attrs)
+    assert torch.equal(got, ref)
+
+
+def test_channels_last_layout_attribute():
+    """``layout='NHWC'`` is computed channels-first and given back row-major."""
+    x = np.random.rand(2, 5, 5, 3).astype('float32')
+    w = np.random.rand(4, 1, 1, 3).astype('float32')
+    spy = _LayoutSpy()
+    with mx.engine.engine_scope('NaiveEngine'), spy:
+        y = nd.Convolution(nd.array(x), nd.array(w), kernel=(1, 1), stride=(2, 2), num_filter=4,
+                           no_bias=True, layout='NHWC')
+        p = nd.Pooling(nd.array(x), kernel=(2, 2), stride=(2, 2), layout='NHWC')
+        b = nd.BatchNorm(nd.array(x), nd.ones(3), nd.zeros(3), nd.zeros(3), nd.ones(3), axis=3)
+        nd.waitall()
+    assert not spy.bad, spy.bad
+    for a in (y, p, b):
+        assert is_dense(a._data())
+    ref = np.einsum('nhwc,fc->nhwf', x[:, ::2, ::2], w[:, 0, 0])
+    np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-5)
+
+
+# In a fresh process with oneDNN held to its AVX2 kernels (those of a CPU without AVX-512;
+# on this one too), a 1x1 convolution with stride 2 on channels-last input computes a wrong
+# weight gradient every time (relative error about 0.2) and corrupts memory in a longer run.
+_AVX2_CHECK = r'''
+import numpy as np, torch
+import neomx as mx
+from neomx import autograd, nd
+from neomx.gluon.data.vision import transforms
+
+rs = np.random.RandomState(0)
+images = rs.randint(0, 256, (8, 14, 14, 1)).astype('uint8')
+w1 = rs.randn(4, 1, 3, 3).astype('float32')
+w2 = rs.randn(8, 4, 1, 1).astype('float32')
+head = rs.randn(8, 8, 7, 7).astype('float32')
+x = transforms.ToTensor()(nd.array(images, dtype='uint8'))
+a1, a2 = nd.array(w1), nd.array(w2)
+for a in (a1, a2):
+    a.attach_grad()
+with autograd.record():
+    h = nd.Convolution(x, a1, kernel=(3, 3), pad=(1, 1), num_filter=4, no_bias=True)
+    y = nd.Convolution(h, a2, kernel=(1, 1), stride=(2, 2), num_filter=8, no_bias=True)
+    loss = (y * nd.array(head)).sum()
+loss.backward()
+t = torch.tensor(images, dtype=torch.float64).permute(0, 3, 1, 2).contiguous() / 255
+r1 = torch.tensor(w1, dtype=torch.float64, requires_grad=True)
+r2 = torch.tensor(w2, dtype=torch.float64, requires_grad=True)
+ry = torch.nn.functional.conv2d(torch.nn.functional.conv2d(t, r1, padding=1), r2, stride=2)
+(ry * torch.tensor(head, dtype=torch.float64)).sum().backward()
+for got, ref in ((y.asnumpy(), ry.detach().numpy()), (a1.grad.asnumpy(), r1.grad.numpy()),
+                 (a2.grad.asnumpy(), r2.grad.numpy())):
+    print('%.3g' % (np.abs(got - ref).max() / np.abs(ref).max()))
+'''
+
+
+def test_convolution_gradients_on_avx2_kernels():
+    env = dict(os.environ, ONEDNN_MAX_CPU_ISA='AVX2', PYTHONFAULTHANDLER='1')
+    r = subprocess.run([sys.executable, '-c', _AVX2_CHECK], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    errors = [float(v) for v in r.stdout.split()]
+    assert len(errors) == 3 and max(errors) < 1e-5, errors
