@@ -29,6 +29,7 @@ from . import gluon
 from . import io
 from . import test_utils
 from . import util, runtime
+from . import operator
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np_array,
                    use_np_shape)
 from . import rnn
@@ -37,7 +38,7 @@ from .symbol import onnx
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', 'test_utils',
            'symbol', 'sym', 'profiler', 'optimizer', 'lr_scheduler', 'kvstore', 'kv', 'metric',
-           'initializer', 'init', 'gluon', 'io', 'rnn', 'onnx', 'util', 'runtime',
+           'initializer', 'init', 'gluon', 'io', 'rnn', 'onnx', 'util', 'runtime', 'operator',
            'is_np_array', 'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np_array',
            'use_np_shape', '__version__']
 

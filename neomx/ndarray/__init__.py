@@ -10,6 +10,7 @@ from .utils import save, load, load_frombuffer
 from . import contrib, linalg  # noqa: F401
 from . import image  # noqa: F401
 from . import _internal  # noqa: F401
+from . import custom  # noqa: F401  (registers Custom)
 
 _make_namespace(globals())
 _make_namespace(_ndarray_mod._OP_FUNCS, include_hidden=True)

@@ -27,6 +27,8 @@ def parse_ctx(ctx):
 def bind_args(op, args, kwargs, array_type=NDArray):
     """Splits a call's arguments into (inputs in the op's full input order, attribute kwargs);
     inputs are instances of ``array_type`` (``Symbol`` for ``sym.<name>``)."""
+    if op.bind_inputs is not None:     # inputs named by the attributes (Custom)
+        return op.bind_inputs(args, kwargs, array_type)
     if op.variadic:
         base = [n for n in op.inputs if not n.startswith('*')]
         inputs = [kwargs.pop(n) if n in kwargs else None for n in base]

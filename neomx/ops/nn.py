@@ -497,9 +497,9 @@ register('Pooling', heavy=True, cost=_pool_cost, infer=_pool_infer,
 
 # -- activations -------------------------------------------------------------------------
 
+# MXNet 1.9's act_type values (log_sigmoid and mish are operators of their own, nd.mish).
 _ACT = {'relu': torch.relu, 'sigmoid': torch.sigmoid, 'tanh': torch.tanh,
-        'softrelu': F.softplus, 'softsign': F.softsign, 'log_sigmoid': F.logsigmoid,
-        'mish': F.mish}
+        'softrelu': F.softplus, 'softsign': F.softsign}
 
 
 def _activation(data, act_type):

@@ -21,7 +21,7 @@ from ..base import MXNetError, dtype_name, dtype_torch
 
 __all__ = ['Op', 'register', 'get', 'exists', 'all_ops', 'REQUIRED', 'Attr', 'Int', 'Float',
            'Bool', 'Str', 'Enum', 'Shape', 'IntOrNone', 'FloatOrNone', 'DType', 'Axis', 'Any',
-           'ShapeError']
+           'ShapeError', 'add']
 
 REQUIRED = object()
 
@@ -210,6 +210,9 @@ _REGISTRY = {}
 
 class Op:
     """One operator. See the module docstring for the fields."""
+    # ``bind_inputs(args, kwargs, array_type) -> (inputs, attribute kwargs)``: how a call's
+    # arguments become inputs, for an entry whose inputs the attributes name (Custom).
+    bind_inputs = None
 
     def __init__(self, name, kernel, inputs=('data',), attrs=None, aliases=(), num_outputs=1,
                  output_names=None, infer=None, infer_attrs=None, fill=None, mutate=(),
@@ -280,6 +283,11 @@ class Op:
             else:
                 out[key] = parser.default
         return out
+
+    def accepts_attr(self, name):
+        """Whether attribute ``name``, not among the declared ones, is the operator's own
+        (``Custom`` takes any); symbol JSON keeps the others as node attributes."""
+        return False
 
     def format_attrs(self, attrs):
         """Attributes as MXNet's JSON strings; defaults are left out as MXNet does."""
@@ -441,13 +449,19 @@ def _with_grad(kernel, grad, name):
 def register(name, **spec):
     """Decorator registering ``kernel`` as operator ``name`` (and ``aliases``)."""
     def wrap(kernel):
-        op = Op(name, kernel, **spec)
-        for n in (name,) + op.aliases:
-            if n in _REGISTRY:
-                raise MXNetError("operator %s is registered twice" % n)
-            _REGISTRY[n] = op
+        add(Op(name, kernel, **spec))
         return kernel
     return wrap
+
+
+def add(op):
+    """Registers the entry ``op`` (an ``Op``, or a subclass for an operator whose inputs and
+    attributes are not fixed, as ``Custom``) under its name and aliases."""
+    for n in (op.name,) + op.aliases:
+        if n in _REGISTRY:
+            raise MXNetError("operator %s is registered twice" % n)
+        _REGISTRY[n] = op
+    return op
 
 
 def get(name):

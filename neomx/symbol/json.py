@@ -111,7 +111,7 @@ def _node(entry, where, i):
     op = registry.get(opname)
     op_attrs, extra = {}, {}
     for k, v in raw.items():
-        if k in op.attrs:
+        if k in op.attrs or op.accepts_attr(k):
             op_attrs[k] = v
         elif k.startswith('__') or k in _IGNORED:
             extra[k] = str(v)
