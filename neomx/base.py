@@ -229,6 +229,9 @@ class _Mode(threading.local):
     """The front end's autograd mode, per Python thread (read when an operation is pushed)."""
     recording = False
     training = False
+    # The deferred-compute trace of a Gluon block being hybridized (gluon/_deferred.py), or
+    # None: while set, operations record themselves into it as they run.
+    tracing = None
 
 
 mode = _Mode()

@@ -149,7 +149,12 @@ def _scoped(scopes, func, what):
     """``func`` (a function, or a class whose methods and properties are all wrapped) run inside
     the scopes made by ``scopes()``."""
     if inspect.isclass(func):
-        for name, member in list(vars(func).items()):
+        # Inherited methods too (Block.initialize, __call__, ...), as MXNet does: a decorated
+        # block creates NumPy arrays when its parameters are initialised.
+        for name in dir(func):
+            if name in ('__class__', '__new__', '__init_subclass__', '__subclasshook__'):
+                continue
+            member = inspect.getattr_static(func, name)
             if isinstance(member, property):
                 setattr(func, name, property(*(None if f is None else _scoped(scopes, f, what)
                                                for f in (member.fget, member.fset,

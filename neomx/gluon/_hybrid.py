@@ -13,6 +13,7 @@ block that branches on ``autograd.is_training()`` takes the right branch in both
 Also here, for the block's methods: ``symbolic_call`` (a block called on Symbols),
 ``export`` (``-symbol.json`` and ``.params``), ``flatten``/``regroup`` of nested inputs.
 """
+import inspect
 import warnings
 
 from ..base import MXNetError, mode
@@ -105,6 +106,78 @@ def trace(block, *args):
     return [i for i in inputs if i is not None], _symbol.Group(out_flat), out_fmt
 
 
+def uses_deferred_compute(block, flat):
+    """Whether ``block`` is hybridized by deferred compute: a Gluon 2 block (``forward``
+    without ``hybrid_forward``), or one called on ``mx.np.ndarray``."""
+    if is_gluon2(type(block)):
+        return True
+    if getattr(block, '_graph_given', False):     # SymbolBlock: the graph exists already
+        return False
+    return any(a is not None and a.__class__ is not NDArray and isinstance(a, NDArray)
+               for a in flat)
+
+
+_GLUON2 = {}
+
+
+def is_gluon2(cls):
+    """Whether HybridBlock subclass ``cls`` defines ``forward`` and not ``hybrid_forward``
+    (looking through the wrappers of ``use_np``)."""
+    r = _GLUON2.get(cls)
+    if r is None:
+        from .block import HybridBlock
+        fwd = inspect.unwrap(cls.forward)
+        hfw = inspect.unwrap(cls.hybrid_forward)
+        r = _GLUON2[cls] = (fwd is not inspect.unwrap(HybridBlock.forward) and
+                            hfw is inspect.unwrap(HybridBlock.hybrid_forward))
+    return r
+
+
+def deferred_trace(block, *args):
+    """(input variables, output Symbol group, output format) of ``block`` run once on
+    ``args`` with its operators recorded (symbol/deferred.py)."""
+    from ..symbol.deferred import Trace
+    flat, _ = flatten(list(args), 'input')
+    real = [a for a in flat if a is not None]
+    if not real:
+        raise ValueError('All args are None and we do not support such a case.')
+    names = ['data'] if len(real) == 1 else ['data%d' % i for i in range(len(real))]
+    trace = Trace(_param_resolver(block))
+    for a, n in zip(real, names):
+        trace.add_input(a, n)
+    prev = mode.tracing
+    mode.tracing = trace
+    try:
+        with block.name_scope():
+            out = block.forward(*args)
+    finally:
+        mode.tracing = prev
+    out_flat, out_fmt = flatten(out, 'output')
+    group = trace.symbol(out_flat)
+    return [_symbol.var(n) for n in names], group, out_fmt
+
+
+def _param_resolver(block):
+    """A function naming the parameter an array is (same storage and shape), else None."""
+    table = {}
+
+    def resolve(array):
+        if not table.get('_fresh'):
+            table.clear()
+            for name, p in block.collect_params().items():
+                data = p._data
+                for d in data or ():
+                    table[id(d._var)] = (name, d._shape)
+            table['_fresh'] = True
+        hit = table.get(id(array._var))
+        if hit is None:
+            table['_fresh'] = False      # parameters may have been initialised since
+            return None
+        name, shape = hit
+        return name if shape == array._shape and not array._view else None
+    return resolve
+
+
 # -- deferred initialisation ------------------------------------------------------------------
 
 def infer_param_shapes(block, graph, data_names, arrays):
@@ -170,7 +243,10 @@ class HybridCache:
         g = self.graphs.get(training)
         if g is None:
             flat, in_fmt = flatten(list(args), 'input')
-            inputs, out, out_fmt = trace(self.block, *args)
+            if uses_deferred_compute(self.block, flat):
+                inputs, out, out_fmt = deferred_trace(self.block, *args)
+            else:
+                inputs, out, out_fmt = trace(self.block, *args)
             graph = Graph.of(out)
             names = [i.name for i in inputs]
             self._check_inputs(graph, names)
@@ -183,7 +259,7 @@ class HybridCache:
         for node in graph.variables():
             if node.name in params:
                 used.add(node.name)
-            elif node.name not in names:
+            elif node.name not in names and '__value__' not in node.extra:
                 raise MXNetError("%s: unknown input to HybridBlock: %s (neither an input nor a "
                                  "parameter of the block)" % (type(self.block).__name__,
                                                               node.name))
@@ -250,6 +326,10 @@ class HybridCache:
             entry.epoch = _EPOCH[0]
         leaves = self._leaves(entry, data) if mode.recording else None
         outs = entry.program.call(data, entry.pvars, data[0]._ctx, user_line(), leaves)
+        cls = data[0].__class__
+        if cls is not NDArray:          # mx.np.ndarray in, mx.np.ndarray out
+            for o in outs:
+                o.__class__ = cls
         if entry.out_fmt == 0:
             return outs[0]
         return regroup(outs, entry.out_fmt)

@@ -29,7 +29,7 @@ import warnings
 from collections import OrderedDict, defaultdict
 
 from .. import initializer, ndarray
-from ..base import MXNetError
+from ..base import MXNetError, mode
 from ..context import current_context
 from ..ndarray import NDArray
 from ..ndarray.ndarray import invoke
@@ -217,12 +217,19 @@ class Block:
         (``'.*weight|.*bias'``)."""
         self._check_container_with_block()
         ret = ParameterDict(self._params.prefix)
+        own = self.params
+        # Parameters assigned as attributes (Gluon 2: self.w = Parameter('w', ...)) belong to
+        # the block too, under their own names.
+        extra = {p.name: p for p in self._reg_params.values()
+                 if own._params.get(p.name) is not p}
+        if extra:
+            own = dict(own.items())
+            own.update(extra)
         if not select:
-            ret.update(self.params)
+            ret.update(own)
         else:
             pattern = re.compile(select)
-            ret.update({name: value for name, value in self.params.items()
-                        if pattern.match(name)})
+            ret.update({name: value for name, value in own.items() if pattern.match(name)})
         for cld in self._children.values():
             ret.update(cld.collect_params(select=select))
         return ret
@@ -581,7 +588,14 @@ class HybridBlock(Block):
 
     def infer_shape(self, *args):
         """Fills the parameter shapes from the input arrays ``args`` (traced through
-        ``hybrid_forward`` with Symbols, the operators' rules filling in the parameters)."""
+        ``hybrid_forward`` with Symbols, the operators' rules filling in the parameters).
+        A Gluon 2 block whose own parameters wait for deferred initialisation overrides it
+        to set their shapes (``self.weight.shape = (self.units, x.shape[-1])``)."""
+        if _hybrid.is_gluon2(type(self)):
+            unknown = [p.name for p in self._reg_params.values() if p._deferred_init]
+            raise MXNetError("%s defines forward() and leaves parameters %s to deferred "
+                             "initialisation: override infer_shape(self, *args) to set their "
+                             "shapes from the inputs" % (type(self).__name__, ', '.join(unknown)))
         names, graph, flat, _ = self._trace_graph(args)
         _hybrid.infer_param_shapes(self, graph, names, flat)
 
@@ -631,7 +645,7 @@ class HybridBlock(Block):
             ctx = x._ctx
             cur = current_context()
             here = cur is ctx or cur == ctx     # no context switch needed
-            if self._active:
+            if self._active and mode.tracing is None:
                 if here:
                     cache = self.__dict__.get('_hybrid_cache')     # the per-call hot path
                     if cache is not None:
@@ -656,7 +670,7 @@ class HybridBlock(Block):
             raise ValueError('In HybridBlock, there must be one NDArray or one Symbol in the '
                              'input. Please check the type of the args.\n')
         ctx = first
-        if self._active:
+        if self._active and mode.tracing is None:
             if len(ctxs) > 1:
                 raise ValueError('Find multiple contexts in the input, After hybridized, the '
                                  'HybridBlock only supports one input context. Find all '
@@ -671,6 +685,33 @@ class HybridBlock(Block):
         """The computation: ``F`` is ``neomx.nd`` or ``neomx.sym``; ``kwargs`` holds the
         parameters by attribute name. Subclasses override it."""
         raise NotImplementedError
+
+    def __call__(self, *args):
+        """As ``Block.__call__``. A Gluon 2 block (one defining ``forward(self, x)`` instead
+        of ``hybrid_forward``) runs its compiled graph once hybridized, traced by deferred
+        compute on its first call; parameters it left to deferred initialisation get their
+        shapes from its ``infer_shape(*args)``."""
+        if not _hybrid.is_gluon2(type(self)):
+            return Block.__call__(self, *args)
+        try:
+            return self._call_gluon2(args)
+        except DeferredInitializationError:
+            self._deferred_infer_shape(*args)
+            for p in self.collect_params().values():
+                p._finish_deferred_init()
+            return self._call_gluon2(args)
+
+    def _call_gluon2(self, args):
+        if not self._active or mode.tracing is not None:
+            return Block.__call__(self, *args)
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                hook(self, args)
+        out = _hybrid.call_cached_op(self, *args)
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                hook(self, args, out)
+        return out
 
     def export(self, path, epoch=0, remove_amp_cast=True):
         """Writes ``path-symbol.json`` and ``path-%04d.params`` for ``SymbolBlock.imports``

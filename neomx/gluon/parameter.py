@@ -24,6 +24,7 @@ from .. import autograd, initializer, ndarray
 from ..base import MXNetError, dtype_name
 from ..context import Context, cpu, current_context
 from ..ndarray import NDArray
+from ..util import is_np_array
 
 __all__ = ['DeferredInitializationError', 'Parameter', 'Constant', 'ParameterDict',
            'tensor_types']
@@ -302,6 +303,8 @@ class Parameter:
         """Sets the copies (and gradient buffers) from ``data``."""
         self._ctx_list = list(ctx_list)
         self._ctx_map = {c: i for i, c in enumerate(self._ctx_list)}
+        if is_np_array():       # under NumPy array semantics parameters are mx.np.ndarray
+            data = data.as_np_ndarray()
         self._data = [data.copyto(c) for c in self._ctx_list]
         _EPOCH[0] += 1
         self._init_grad()
@@ -311,6 +314,8 @@ class Parameter:
             self._grad = None
             return
         self._grad = [ndarray.zeros(d.shape, dtype=d.dtype, ctx=d.context) for d in self._data]
+        if is_np_array():
+            self._grad = [g.as_np_ndarray() for g in self._grad]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
 
     def _reduce(self):

@@ -45,6 +45,7 @@ class SymbolBlock(HybridBlock):
     """A block computing ``outputs`` (a Symbol or a list of them) from the variables
     ``inputs``; the other variables of the graph become its parameters (``params`` to share
     existing ones). Always runs through the compiled graph."""
+    _graph_given = True     # hybridized from its graph, never by deferred compute
 
     @staticmethod
     def imports(symbol_file, input_names, param_file=None, ctx=None, allow_missing=False,

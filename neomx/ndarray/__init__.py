@@ -24,6 +24,13 @@ def __getattr__(name):
     if name == 'CachedOp':
         from ..symbol.cached_op import CachedOp
         return CachedOp
+    # nd.np / nd.npx: the NumPy interface (F.np in a hybrid_forward called on ndarrays).
+    if name == 'np':
+        from .. import numpy
+        return numpy
+    if name == 'npx':
+        from .. import numpy_extension
+        return numpy_extension
     raise AttributeError("module 'neomx.ndarray' has no attribute %r" % (name,))
 
 

@@ -99,7 +99,8 @@ def nd_function(op):
         if len(args) == n_inputs and not kwargs and out is None and ctx is None:
             if specs is not None:
                 x = args[0]
-                if x.__class__ is NDArray and x._view is None and not mode.recording:
+                if (x.__class__ is NDArray and x._view is None and not mode.recording
+                        and mode.tracing is None):
                     spec = specs.get((x._shape, x._dtype))
                     if spec is not None:
                         r = _now(op.name, x, None, spec, None, now_attrs)

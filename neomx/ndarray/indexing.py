@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .. import engine as _engine
-from ..base import MXNetError, dtype_torch, numeric_types
+from ..base import MXNetError, dtype_torch, mode, numeric_types
 from ..ops import registry
 from ..ops.registry import Any, register
 from .ndarray import NDArray, _check_writable, _make, invoke, user_line
@@ -102,6 +102,8 @@ def _ascending(shape, key):
 
 
 def getitem(x, key):
+    if mode.tracing is not None and _is_basic(key):     # views are not operators: copy
+        return invoke(registry.get('_getitem'), [x], {'key': key}, where=user_line())
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool) and x._shape:
         return x._at(int(key))
     if isinstance(key, slice) and key.step in (None, 1) and x._shape:

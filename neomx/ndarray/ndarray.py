@@ -165,6 +165,8 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     canonical ``attrs``; returns its output NDArray, or a list when it has several. Shapes and
     dtypes are inferred here, so a mismatch raises now, naming the operator, the shapes and the
     caller's line."""
+    if mode.tracing is not None:
+        return _traced(op, inputs, attrs, out, ctx, where)
     if op.simple and out is None and not mode.recording:
         n = len(inputs)
         if n == 1:
@@ -191,6 +193,10 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
         raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(op, attrs, shapes, dtypes),
                                                   _fmt_where(where))) from None
     outs = [_make(Storage(), s, d, ctx) for s, d in zip(out_shapes, out_dtypes)]
+    cls = _subclass(inputs)
+    if cls is not None:
+        for o in outs:
+            o.__class__ = cls
     kw = attrs
     extra_reads = ()
     if op.rng or op.train or op.creation:
@@ -240,6 +246,28 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     return outs
 
 
+def _subclass(inputs):
+    """The array class of an operator's results: that of its first input of a subclass of
+    NDArray (``mx.np.ndarray``), or None for plain NDArray."""
+    for x in inputs:
+        if x is not None and x.__class__ is not NDArray:
+            return x.__class__
+    return None
+
+
+def _traced(op, inputs, attrs, out, ctx, where):
+    """``invoke`` while a block is traced (``mode.tracing``): runs the operator, then records
+    it in the trace."""
+    trace = mode.tracing
+    mode.tracing = None
+    try:
+        res = invoke(op, inputs, attrs, out, ctx, where)
+    finally:
+        mode.tracing = trace
+    trace.record(op, inputs, attrs, res)
+    return res
+
+
 def _spec(op, attrs, shapes, dtypes, where):
     """(output shape, dtype, work, kernel) of a one-output call, raising MXNetError for inputs
     that do not fit. The kernel is the operator's, or the torch function it calls when the
@@ -278,7 +306,7 @@ def _now(name, a, b, spec, arg, attrs=None):
     if not eng.run_now(ctx, spec[3], a._var, var, name, arg, attrs,
                        None if b is None else b._var):
         return None
-    out = _new(NDArray)
+    out = _new(a.__class__)
     out._var = var
     out._shape = spec[0]
     out._dtype = spec[1]
@@ -310,6 +338,8 @@ def _invoke_plain(op, a, b, attrs, where):
     var = Storage()
     ctx = a._ctx
     out = _make(var, spec[0], spec[1], ctx)
+    if a.__class__ is not NDArray:
+        out.__class__ = a.__class__
     av = a._var
     kernel = spec[3]
     if b is None:
@@ -482,7 +512,7 @@ def _arith(array_name, scalar_name):
     scalar_specs = {}   # (number, shape, dtype) -> (shape, dtype, work, kernel, argument)
 
     def method(self, other):
-        if self._view is None and not mode.recording:
+        if self._view is None and not mode.recording and mode.tracing is None:
             cls = other.__class__
             if cls is float or cls is int:
                 spec = scalar_specs.get((other, self._shape, self._dtype))
@@ -753,6 +783,8 @@ class NDArray:
         reverse = kwargs.pop('reverse', False)
         if kwargs:
             raise TypeError("reshape: unexpected arguments %s" % ', '.join(kwargs))
+        if mode.tracing is not None:
+            return _op('Reshape')(self, shape=tuple(shape), reverse=reverse)
         from ..ops.shape import infer_reshape
         try:
             new = infer_reshape(self._shape, tuple(shape), reverse)

@@ -43,7 +43,11 @@ def _record(arr):
         t = t.cpu()
     flag = dtype_flag(arr._dtype)
     shape = arr.shape
-    head = struct.pack('<Iii', V2_MAGIC, 0, len(shape))
+    # MXNet writes V3 records under NumPy shape semantics (where () is a 0-d array, not an
+    # absent one); a 0-d array can only be written that way.
+    from ..util import is_np_shape
+    magic = V3_MAGIC if (not shape or is_np_shape()) else V2_MAGIC
+    head = struct.pack('<Iii', magic, 0, len(shape))
     dims = struct.pack('<%dq' % len(shape), *shape)
     dev = struct.pack('<iii', 2 if arr.context.device_typeid == 2 else 1, arr.context.device_id, flag)
     if flag == _BF16:
@@ -189,6 +193,8 @@ def _read_array(r):
         raise MXNetError("%s: unknown dtype flag %d" % (r.source, flag))
     itemsize = np.dtype(np_type).itemsize
     data = np.frombuffer(r.take(itemsize * n, 'data'), dtype=np_type).reshape(dims or (1,))
+    if not dims:        # a 0-d array of a V3 record
+        return _to_ctx(torch.from_numpy(data.reshape(()).copy()), dev_type, dev_id)
     return array(data, ctx=_place(dev_type, dev_id), dtype=dtype_name(np_type))
 
 

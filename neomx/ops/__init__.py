@@ -6,6 +6,7 @@ from . import elemwise, creation, reduce, shape, linalg, nn  # noqa: F401  (they
 from . import indexing  # noqa: F401
 from . import image  # noqa: F401
 from . import rnn  # noqa: F401
+from . import numpy, numpy_random, numpy_linalg  # noqa: F401  (mx.np's operators)
 
 __all__ = ['registry', 'Op', 'register', 'get', 'exists', 'all_ops', 'REQUIRED', 'Attr', 'Any',
            'Int', 'IntOrNone', 'Float', 'FloatOrNone', 'Bool', 'Str', 'Enum', 'Shape', 'Axis',

@@ -1,0 +1,309 @@
+"""NumPy indexing of ``mx.np.ndarray``: ``a[key]`` and ``a[key] = value``.
+
+Basic indexing (integers, slices, ``None``, ``...``) gives a view sharing storage when the
+result is contiguous (``a[1]``, ``a[2:4]``, ``a[1, 2]`` as a 0-d array) and otherwise a copy
+made by ``_npi_index``; integer, list and array indices (advanced indexing) go through
+``_npi_advanced_index``; a boolean array selects the elements where it is true. All of them
+are operators, so they are recorded by autograd and by a hybridizing trace. Assignment
+writes in place.
+
+>>> from neomx import np
+>>> a = np.arange(12).reshape(3, 4)
+>>> a[1, 2]
+array(6.)
+>>> a[:, [0, 3]].shape
+(3, 2)
+>>> a[a > 9].tolist()
+[10.0, 11.0]
+"""
+import numpy as onp
+import torch
+
+from ..base import MXNetError, mode, user_line
+from ..ndarray.indexing import _ascending, setitem as _nd_setitem
+from ..ndarray.ndarray import NDArray, _make, invoke
+from ..ops import registry
+from ..ops.numpy import Lit, np_register
+
+__all__ = ['getitem', 'setitem']
+
+_INT = (int, onp.integer)
+
+
+# -- keys as attributes -------------------------------------------------------------------------
+# An index key as a Python literal (hashable, and readable back from symbol JSON): an integer,
+# None (new axis), '...', ('slice', start, stop, step) or ('index', k) for the k-th array input.
+
+def _encode(k):
+    if isinstance(k, slice):
+        return ('slice', _int_or_none(k.start), _int_or_none(k.stop), _int_or_none(k.step))
+    if k is Ellipsis:
+        return '...'
+    if k is None:
+        return None
+    if isinstance(k, _Slot):
+        return ('index', k.k)
+    return int(k)
+
+
+def _int_or_none(v):
+    if v is None:
+        return None
+    if isinstance(v, NDArray):
+        return int(v.item())
+    return int(v)
+
+
+def _decode(k, arrays=()):
+    if isinstance(k, tuple):
+        if k[0] == 'slice':
+            return slice(k[1], k[2], k[3])
+        t = arrays[k[1]]
+        return t if t.dtype == torch.bool else t.long()
+    if k == '...':
+        return Ellipsis
+    return k
+
+
+class _Slot:
+    __slots__ = ('k',)
+
+    def __init__(self, k):
+        self.k = k
+
+
+def _basic_kernel(data, key):
+    k = tuple(_decode(x) for x in key)
+    pos, flips = _ascending(tuple(data.shape), k)
+    out = data[pos]
+    if flips:
+        out = torch.flip(out, flips)
+    return out
+
+
+def _advanced_kernel(data, *indices, key):
+    k = tuple(_decode(x, indices) for x in key)
+    return data[k]
+
+
+np_register('_npi_index', inputs=('data',), view=True, attrs={'key': Lit(())})(_basic_kernel)
+np_register('_npi_advanced_index', inputs=('data', '*indices'), view=True,
+            attrs={'key': Lit(())})(_advanced_kernel)
+
+
+def _boolean_kernel(data, index, axis, size):
+    if axis:
+        data = data.movedim(axis, 0)
+        out = data[index]
+        return out.movedim(0, axis)
+    return data[index]
+
+
+def _boolean_rule(attrs, shapes, dtypes):
+    shape, ishape = shapes
+    axis, n = attrs['axis'], len(ishape)
+    if tuple(shape[axis:axis + n]) != tuple(ishape):
+        raise registry.ShapeError("boolean index of shape %s does not match the indexed "
+                                  "dimensions %s" % (ishape, shape[axis:axis + n]))
+    out = tuple(shape[:axis]) + (attrs['size'],) + tuple(shape[axis + n:])
+    return (out,), (dtypes[0],)
+
+
+np_register('_npi_boolean_mask', inputs=('data', 'index'), view=True, infer=_boolean_rule,
+            attrs={'axis': Lit(0), 'size': Lit(0)})(_boolean_kernel)
+
+
+# -- getitem -------------------------------------------------------------------------------------
+
+_BASIC = (int, onp.integer, slice, type(Ellipsis), type(None))
+_GEOMETRY = {}
+
+
+def _is_basic(key):
+    return all(isinstance(k, _BASIC) and not isinstance(k, (bool, onp.bool_)) for k in key)
+
+
+def _geometry(shape, key):
+    """(shape, storage offset or None) of basic ``key`` on a contiguous array of ``shape``."""
+    memo = (shape, key)
+    g = _GEOMETRY.get(memo)
+    if g is None:
+        k = tuple(_decode(x) for x in key)
+        pos, flips = _ascending(shape, k)
+        try:
+            m = torch.empty(shape, device='meta')[pos]
+        except IndexError as e:
+            raise IndexError("index %s is out of bounds for an array of shape %s: %s"
+                             % (_show(k), shape, e)) from None
+        offset = m.storage_offset() if m.is_contiguous() and not flips else None
+        g = (tuple(m.shape), offset)
+        if len(_GEOMETRY) > 4096:
+            _GEOMETRY.clear()
+        _GEOMETRY[memo] = g
+    return g
+
+
+def _show(k):
+    return k[0] if len(k) == 1 else k
+
+
+def _as_tuple(key):
+    if isinstance(key, tuple):
+        return key
+    return (key,)
+
+
+def _np_class():
+    from .multiarray import ndarray
+    return ndarray
+
+
+def _wrap(r):
+    cls = _np_class()
+    if isinstance(r, list):
+        for o in r:
+            o.__class__ = cls
+    else:
+        r.__class__ = cls
+    return r
+
+
+def _index_array(k, x):
+    from .multiarray import array, ndarray
+    if isinstance(k, NDArray):
+        a = k if k.__class__ is ndarray else k.as_np_ndarray()
+        return a.as_in_context(x._ctx)
+    a = onp.asarray(k)
+    if a.dtype == onp.bool_:
+        return array(a, dtype='bool', ctx=x._ctx)
+    if a.dtype.kind not in 'iu' and a.size:
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) "
+                         "and integer or boolean arrays are valid indices")
+    return array(a, dtype='int64', ctx=x._ctx)
+
+
+def getitem(x, key):
+    """``x[key]`` with NumPy's rules (see the module docstring)."""
+    if isinstance(key, list) and not any(isinstance(k, (list, tuple, slice, NDArray,
+                                                        onp.ndarray)) or k is None
+                                         or k is Ellipsis for k in key):
+        key = onp.asarray(key)
+    key = _as_tuple(key)
+    if _is_basic(key):
+        ekey = tuple(_encode(k) for k in key)
+        shape, offset = _geometry(x._shape, ekey)
+        if offset is not None and mode.tracing is None:
+            out = _make(x._var, shape, x._dtype, x._ctx, (x._view or 0) + offset)
+            return _wrap(out)
+        return _wrap(invoke(registry.get('_npi_index'), (x,), {'key': ekey}, where=user_line()))
+    # A single boolean array (or one after leading full slices): select where it is true.
+    arrays, template = [], []
+    for k in key:
+        if isinstance(k, (bool, onp.bool_)):
+            raise IndexError("boolean scalar indices are not supported")
+        if isinstance(k, (NDArray, list, onp.ndarray)):
+            arrays.append(_index_array(k, x))
+            template.append(_Slot(len(arrays) - 1))
+        else:
+            template.append(k)
+    bools = [a for a in arrays if a._dtype == 'bool']
+    if bools:
+        return _boolean(x, template, arrays)
+    ekey = tuple(_encode(k) for k in template)
+    return _wrap(invoke(registry.get('_npi_advanced_index'), [x] + arrays, {'key': ekey},
+                        where=user_line()))
+
+
+def _boolean(x, template, arrays):
+    """``x[mask]``: the result's length is the mask's count of true values, read now."""
+    if len(arrays) != 1 or not all(isinstance(k, slice) and k == slice(None)
+                                   for k in template if not isinstance(k, _Slot)):
+        raise NotImplementedError("boolean indexing together with other indices is not "
+                                  "supported; index with the boolean array alone")
+    axis = next(i for i, k in enumerate(template) if isinstance(k, _Slot))
+    mask = arrays[0]
+    if tuple(x._shape[axis:axis + mask.ndim]) != mask._shape:
+        raise IndexError("boolean index did not match indexed array along dimension %d; "
+                         "dimension is %s but corresponding boolean dimension is %s"
+                         % (axis, x._shape[axis:axis + mask.ndim], mask._shape))
+    size = int(mask._data().sum())
+    return _wrap(invoke(registry.get('_npi_boolean_mask'), (x, mask),
+                        {'axis': axis, 'size': size}, where=user_line()))
+
+
+# -- setitem -------------------------------------------------------------------------------------
+
+def setitem(x, key, value):
+    """``x[key] = value``, in place, broadcasting ``value`` (an array, NumPy array, list or
+    number) to the selection."""
+    from .multiarray import array
+    if isinstance(value, (list, tuple, onp.ndarray, onp.generic)) and not isinstance(
+            value, (onp.bool_,)) and not isinstance(value, onp.generic):
+        value = array(value, dtype=x._dtype, ctx=x._ctx)
+    elif isinstance(value, onp.generic):
+        value = value.item()
+    if isinstance(key, list):
+        key = onp.asarray(key)
+    tkey = _as_tuple(key)
+    masks = [k for k in tkey if isinstance(k, NDArray) and k._dtype == 'bool' or
+             isinstance(k, onp.ndarray) and k.dtype == onp.bool_]
+    if masks:
+        _set_boolean(x, tkey, value)
+        return
+    conv = []
+    for k in tkey:
+        if isinstance(k, NDArray):
+            k = k.as_nd_ndarray() if k.ndim else int(k.item())
+        conv.append(k)
+    key = tuple(conv) if isinstance(key, tuple) or len(conv) != 1 else conv[0]
+    if not x._shape:
+        if key not in ((), Ellipsis, slice(None)):
+            raise IndexError("too many indices for array: array is 0-dimensional")
+        _set_whole(x, value)
+        return
+    _nd_setitem(x, key, value)
+
+
+def _set_whole(x, value):
+    from .. import engine as _engine
+    from ..ndarray.ndarray import _check_writable
+    where = user_line()
+    _check_writable(x, where)
+    reads = [value._var] if isinstance(value, NDArray) else []
+
+    def fn():
+        dst = x._tensor()
+        with torch.no_grad():
+            if isinstance(value, NDArray):
+                dst.copy_(value._tensor().reshape(dst.shape).to(dst.dtype))
+            else:
+                dst.fill_(value)
+    _engine._engine.push(fn, reads, [x._var], x._ctx, '_npi_set_value', where)
+
+
+def _set_boolean(x, key, value):
+    from .. import engine as _engine
+    from ..ndarray.ndarray import _check_writable
+    from .multiarray import array
+    where = user_line()
+    _check_writable(x, where)
+    conv, reads = [], []
+    for k in key:
+        if isinstance(k, onp.ndarray):
+            k = array(k, dtype='bool', ctx=x._ctx)
+        if isinstance(k, NDArray):
+            reads.append(k._var)
+        conv.append(k)
+    if isinstance(value, NDArray):
+        reads.append(value._var)
+
+    def fn():
+        dst = x._tensor()
+        k = tuple(c._tensor() if isinstance(c, NDArray) else c for c in conv)
+        v = value._tensor().to(dst.dtype) if isinstance(value, NDArray) else value
+        with torch.no_grad():
+            try:
+                dst[k] = v
+            except RuntimeError as e:
+                raise MXNetError("__setitem__ with a boolean index: %s" % e) from None
+    _engine._engine.push(fn, reads, [x._var], x._ctx, '_npi_boolean_mask_assign', where)
