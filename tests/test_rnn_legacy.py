@@ -169,3 +169,28 @@ def test_encode_sentences():
     assert res == [[1, 2], [2]] and vocab == {'\n': 0, 'x': 1, 'y': 2}
     with pytest.raises(KeyError, match='z'):
         mx.rnn.encode_sentences([['z']], vocab={'a': 0})
+
+
+@pytest.mark.parametrize('layout', ['NT', 'TN'])
+def test_bucket_sentence_iter(layout):
+    sentences = [[1, 2, 3], [4, 5], [6, 7, 8], [9, 1], [3] * 6, [2, 2]]
+    it = mx.rnn.BucketSentenceIter(sentences, 2, buckets=[2, 3], invalid_label=0, layout=layout)
+    assert it.default_bucket_key == 3 and it.buckets == [2, 3]
+    assert it.provide_data[0].shape == ((2, 3) if layout == 'NT' else (3, 2))
+    for _ in range(2):          # reset shuffles, the content stays
+        batches = list(it)
+        it.reset()
+        assert sorted(b.bucket_key for b in batches) == [2, 3]
+        rows = set()
+        for b in batches:
+            data, label = b.data[0].asnumpy(), b.label[0].asnumpy()
+            assert b.provide_data[0].shape == data.shape
+            if layout == 'TN':
+                data, label = data.T, label.T
+            assert data.shape == (2, b.bucket_key)
+            np.testing.assert_array_equal(label[:, :-1], data[:, 1:])
+            assert (label[:, -1] == 0).all()
+            rows |= {tuple(r) for r in data.astype(int)}
+        assert rows <= {(1, 2, 3), (6, 7, 8), (4, 5), (9, 1), (2, 2)} and len(rows) == 4
+    default = mx.rnn.BucketSentenceIter([[1, 2]] * 5 + [[1, 2, 3]] * 3, 2)
+    assert default.buckets == [2, 3] and len(list(default)) == 3
