@@ -75,12 +75,10 @@ def _unpack(parameters, mode, input_size, state_size, num_layers, bidirectional,
                          "%d, state_size=%d, num_layers=%d, bidirectional=%s%s"
                          % (parameters.numel(), total, mode, input_size, state_size, num_layers,
                             bidirectional, ', projection_size=%d' % proj if proj else ''))
-    flat = parameters.reshape(-1)
-    pieces, offset = {}, 0
-    for name, shape in layout:
-        n = prod(shape)
-        pieces[name] = flat[offset:offset + n].view(shape)
-        offset += n
+    # one split (its gradient is one concatenation), not a slice per piece (each of whose
+    # gradients would be a zero-filled vector of the full size)
+    parts = parameters.reshape(-1).split([prod(shape) for _, shape in layout])
+    pieces = {name: part.view(shape) for (name, shape), part in zip(layout, parts)}
     out = []
     for layer in range(num_layers):
         for d in 'lr'[:2 if bidirectional else 1]:
