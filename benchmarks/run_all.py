@@ -17,14 +17,14 @@ import tempfile
 from common import machine, markdown_table
 
 BENCHMARKS = ['dispatch', 'async_queue', 'parallel', 'backpressure', 'hybrid', 'training',
-              'dist']
+              'dist', 'rnn']
 
 HEADER = """# Benchmarks
 
 The benchmarks of neomx: the cost of pushing a tiny operator, queuing against finishing
 (the seeds' asynchronous-computation experiment), automatic parallelism across two CPU
 devices, the memory of a loop that never synchronises, hybridization, a LeNet training step,
-and data-parallel training across processes. Each compares neomx with PyTorch doing the same
+data-parallel training across processes, and an LSTM's forward and backward. Each compares neomx with PyTorch doing the same
 work in the same run and, where it can run, with MXNet 1.9.1 running the same code in its own
 environment. The code is in `benchmarks/`; regenerate this page with
 

@@ -373,3 +373,14 @@ def test_context_default_ctx_is_the_current_context():
         assert mx.Context.default_ctx == mx.current_context()
     with mx.cpu(1), pytest.warns(DeprecationWarning):
         assert mx.Context.default_ctx == mx.cpu(1)
+
+
+def test_char_lm_example_learns(capsys):
+    from neomx.examples import char_lm
+    char_lm.main(['--epochs', '3', '--chars', '4000', '--hidden', '32', '--layers', '1',
+                  '--seq-len', '20', '--batch-size', '8'])
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()
+            if line.strip()[:1].isdigit() and len(line.split()) == 4]
+    assert [int(r[0]) for r in rows] == [1, 2, 3]
+    train = [float(r[1]) for r in rows]
+    assert train[-1] < train[0] < 100
