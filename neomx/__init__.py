@@ -29,6 +29,9 @@ from . import numpy
 from . import numpy as np
 from . import numpy_extension
 from . import numpy_extension as npx
+from . import recordio
+from . import image
+from . import image as img
 from . import gluon
 from . import io
 from . import test_utils
@@ -44,7 +47,8 @@ __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context
            'symbol', 'sym', 'profiler', 'optimizer', 'lr_scheduler', 'kvstore', 'kv', 'metric',
            'initializer', 'init', 'gluon', 'io', 'rnn', 'onnx', 'util', 'runtime', 'operator',
            'is_np_array', 'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np_array',
-           'use_np_shape', 'numpy', 'np', 'numpy_extension', 'npx', '__version__']
+           'use_np_shape', 'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img',
+           '__version__']
 
 
 def _freeze_import_garbage():
