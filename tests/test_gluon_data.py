@@ -415,8 +415,10 @@ def test_image_operator_errors():
         nd.image.normalize(nd.ones((4, 2, 2)), mean=0, std=1)
     with pytest.raises(MXNetError, match='does not fit an image of height 6 and width 8'):
         nd.image.crop(nd.ones((6, 8, 3)), x=6, y=2, width=3, height=4)
-    with pytest.raises(MXNetError, match='interp=4 is not supported'):
-        nd.image.resize(nd.ones((6, 8, 3)), size=4, interp=4)
+    # 0-4 are OpenCV's nearest, bilinear, bicubic, area and Lanczos
+    assert nd.image.resize(nd.ones((6, 8, 3)), size=4, interp=4).shape == (4, 4, 3)
+    with pytest.raises(MXNetError, match='interp=7 is not supported'):
+        nd.image.resize(nd.ones((6, 8, 3)), size=4, interp=7)
     with pytest.raises(MXNetError, match=r'random_flip_left_right.*\(2, 6, 8, 3\)'):
         nd.image.random_flip_left_right(nd.ones((2, 6, 8, 3)))
 
