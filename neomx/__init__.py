@@ -34,6 +34,9 @@ from . import image
 from . import image as img
 from . import gluon
 from . import io
+from . import model, callback, monitor, module
+from . import module as mod
+from . import monitor as mon
 from . import test_utils
 from . import util, runtime
 from . import operator
@@ -45,10 +48,10 @@ from .symbol import onnx
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', 'test_utils',
            'symbol', 'sym', 'profiler', 'optimizer', 'lr_scheduler', 'kvstore', 'kv', 'metric',
-           'initializer', 'init', 'gluon', 'io', 'rnn', 'onnx', 'util', 'runtime', 'operator',
-           'is_np_array', 'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np_array',
-           'use_np_shape', 'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img',
-           '__version__']
+           'initializer', 'init', 'gluon', 'io', 'model', 'callback', 'monitor', 'mon',
+           'module', 'mod', 'rnn', 'onnx', 'util', 'runtime', 'operator', 'is_np_array',
+           'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np_array', 'use_np_shape',
+           'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img', '__version__']
 
 
 def _freeze_import_garbage():

@@ -95,6 +95,8 @@ def test_ndarray_iter_errors():
         mx.io.NDArrayIter(_rows(), last_batch_handle='wrap')
     with pytest.raises(MXNetError, match='examples'):
         mx.io.NDArrayIter(_rows(10), np.ones(9))
+    it = mx.io.NDArrayIter(_rows(4), np.arange(10), batch_size=4)    # extra label rows: unread
+    assert len(list(it)) == 1 and it.provide_label[0].shape == (4,)
     with pytest.raises(TypeError, match='NDArrayIter'):
         mx.io.NDArrayIter({'data': object()})
     scipy_sparse = pytest.importorskip('scipy.sparse')

@@ -407,8 +407,9 @@ class NDArrayIter(DataIter):
         self.layout = layout
         self.num_data = self.data[0][1].shape[0]
         for nm, v in self.data + self.label:
-            if v.shape[0] != self.num_data:
-                raise MXNetError("NDArrayIter: %s has %d examples, %s has %d"
+            # more rows than the first input is allowed (MXNet reads the first num_data)
+            if v.shape[0] < self.num_data:
+                raise MXNetError("NDArrayIter: %s has %d examples but %s only %d"
                                  % (self.data[0][0], self.num_data, nm, v.shape[0]))
         self.idx = np.arange(self.num_data)
         self.shuffle = shuffle

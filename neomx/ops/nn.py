@@ -709,6 +709,46 @@ register('SoftmaxOutput', inputs=('data', 'label'), aliases=('Softmax',), infer=
                 'out_grad': Bool(False), 'smooth_alpha': Float(0.0)})(_softmax_output)
 
 
+# -- regression outputs: the forward is the prediction; the gradient is MXNet's, whatever
+# the head gradient: grad_scale / (label elements per example) * d(loss)/d(prediction) --
+
+def _regression_infer(attrs, shapes, dtypes):
+    data, label = shapes
+    if label and data and (label[0] != data[0] or
+                           prod(label) != prod(data)):
+        raise ShapeError("regression output: label shape %s does not match data shape %s"
+                         % (tuple(label), tuple(data)))
+    return (tuple(data),), (dtypes[0],)
+
+
+def _regression_fill(attrs, shapes):
+    out = list(shapes)
+    data = shapes[0]
+    if data and (len(out) < 2 or not out[1]):
+        out[1] = (data[0],) if len(data) == 2 and data[1] == 1 else tuple(data)
+    return out
+
+
+def _regression(name, forward, loss_grad):
+    def kernel(data, label, grad_scale=1.0):
+        return forward(data)
+
+    def grad(inputs, outputs, out_grads, grad_scale=1.0):
+        data, label = inputs
+        per_example = label.numel() // max(label.shape[0], 1) if label.dim() else 1
+        g = loss_grad(outputs, label.reshape(outputs.shape).to(outputs.dtype))
+        return g * (grad_scale / max(per_example, 1)), None
+    kernel.__name__ = '_' + name
+    kernel.__doc__ = '``%s``: see the comment above.' % name
+    register(name, inputs=('data', 'label'), infer=_regression_infer, infer_attrs=(),
+             fill=_regression_fill, grad=grad, attrs={'grad_scale': Float(1.0)})(kernel)
+
+
+_regression('LinearRegressionOutput', lambda x: x.clone(), lambda out, y: out - y)
+_regression('MAERegressionOutput', lambda x: x.clone(), lambda out, y: torch.sign(out - y))
+_regression('LogisticRegressionOutput', torch.sigmoid, lambda out, y: out - y)
+
+
 def _softmax_cross_entropy(data, label):
     """Sum over the batch of ``-log softmax(data)[label]``, as an array of shape (1,)."""
     if data.dim() != 2 or label.shape != (data.shape[0],):

@@ -14,16 +14,20 @@ arrays, honouring each argument's ``grad_req`` ('write', 'add', 'null').
 >>> ex.grad_dict['x'].asnumpy().tolist()
 [2.0, 4.0, 6.0]
 """
+import numpy as np
 import torch
 
 from .. import engine as _engine
 from ..base import MXNetError, dtype_name, mode
-from ..ndarray.ndarray import NDArray, Storage, _make, rng_var, user_line
+from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, user_line
 from ..ops.layout import dense
 from .cached_op import compile_program
-from .graph import Graph
+from .graph import Graph, input_slots, kernel_extras
 
 __all__ = ['Executor', 'simple_bind']
+
+# What a training forward pass leaves for backward when no argument needs a gradient.
+_NOTHING = {}
 
 
 def _as_list(what, values, names, required):
@@ -76,6 +80,7 @@ class Executor:
         self.outputs = []
         self._programs = {}
         self._saved = None
+        self._monitor = None
 
     # -- dictionaries --
     @property
@@ -123,10 +128,16 @@ class Executor:
             else:
                 dst[:] = v
         inputs = self._inputs()
-        prog = self._program(inputs, bool(is_train))
         where = user_line()
+        if self._monitor is not None:
+            self.outputs = self._forward_monitored(inputs, bool(is_train), where)
+            return self.outputs
+        prog = self._program(inputs, bool(is_train))
         if is_train and any(r != 'null' for r in self._grad_req):
             self.outputs = self._forward_recorded(prog, inputs, where)
+        elif any(x._ctx != self._ctx for x in inputs):
+            self.outputs = self._forward_recorded(prog, inputs, where, record=False)
+            self._saved = _NOTHING if is_train else None
         else:
             prev = mode.training
             mode.training = bool(is_train)
@@ -134,13 +145,20 @@ class Executor:
                 self.outputs = prog.run(inputs, self._ctx, where)
             finally:
                 mode.training = prev
-            self._saved = None
+            # a training pass with nothing to differentiate: backward has nothing to do
+            self._saved = _NOTHING if is_train else None
         return self.outputs
 
-    def _forward_recorded(self, prog, inputs, where):
-        outs = [_make(Storage(), s, d, self._ctx) for s, d in prog.out_specs]
-        wants = set(self._arg_names[i] for i, r in enumerate(self._grad_req) if r != 'null')
+    def _forward_recorded(self, prog, inputs, where, record=True, fn=None, out_specs=None):
+        """Pushes the forward pass as one operation; with ``record`` it keeps torch's graph
+        for ``backward``. Arrays on other devices (``group2ctx``) are moved to this one inside
+        the operation. ``fn``/``out_specs`` replace the compiled program's (monitoring)."""
+        out_specs = prog.out_specs if out_specs is None else out_specs
+        outs = [_make(Storage(), s, d, self._ctx) for s, d in out_specs]
+        wants = set(self._arg_names[i] for i, r in enumerate(self._grad_req)
+                    if r != 'null') if record else set()
         diff = [nm in wants for nm in self._input_names]
+        moved = [x._ctx != self._ctx for x in inputs]
         in_vars = [x._var for x in inputs]
         reads, writes = list(in_vars), [o._var for o in outs]
         writes += [in_vars[i] for i in prog.aux]
@@ -150,15 +168,16 @@ class Executor:
             reads.append(rv)
             writes.append(rv)
             gen = rv.generator
-        fn, dev, saved = prog.code.fn, self._ctx.torch_device, {}
+        fn, dev, saved = fn or prog.code.fn, self._ctx.torch_device, {}
         self._saved = saved
 
         def run():
             ts = [x._tensor().detach().requires_grad_(d) if d else x._tensor()
                   for x, d in zip(inputs, diff)]
-            torch.set_grad_enabled(True)
+            fed = [t.to(dev) if m else t for t, m in zip(ts, moved)]
+            torch.set_grad_enabled(record)
             try:
-                rs = fn(*ts, generator=gen, device=dev)
+                rs = fn(*fed, generator=gen, device=dev)
             finally:
                 torch.set_grad_enabled(False)
             for o, r in zip(outs, rs):
@@ -169,12 +188,77 @@ class Executor:
         _engine._engine.push(run, reads, writes, self._ctx, prog.name, where)
         return outs
 
+    # -- monitoring (Monitor.install): every node's outputs, and in backward the gradient
+    # each node passes to each of its inputs, reported through the callback by name --
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Calls ``callback(name, array)`` for the output of every operator in ``forward``
+        (``<node>_output``), for the gradients each operator hands its inputs in ``backward``
+        (``<node>_backward_output[<i>]``) and, with ``monitor_all``, for each operator's
+        inputs (``<node>_<input>``). Monitored passes run node by node and synchronously."""
+        self._monitor = (callback, bool(monitor_all))
+
+    def _forward_monitored(self, inputs, is_train, where):
+        graph, names = self._graph, self._input_names
+        prog = self._program(inputs, is_train)
+        trace = []              # (node, input tensors, output tensors) in execution order
+
+        def interpret(*ts, generator=None, device=None):
+            env = dict(zip(names, ts))
+            values = {}
+            for node in graph.nodes:
+                if node.op is None:
+                    values[node] = (env[node.name],)
+                    continue
+                n, slots = input_slots(node)
+                args = [None] * n
+                fed = []
+                for pos, (src, k) in zip(slots, node.inputs):
+                    t = values[src][k]
+                    if t.requires_grad:     # this consumer's share of the gradient
+                        t = t.view_as(t)
+                        t.retain_grad()
+                    args[pos] = t
+                    fed.append(t)
+                out = node.op.kernel(*args, **node.attrs,
+                                     **kernel_extras(node.op, device, is_train, generator))
+                out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+                values[node] = out
+                trace.append((node, fed, out))
+            return tuple(values[n][k] for n, k in graph.heads)
+
+        record = is_train and any(r != 'null' for r in self._grad_req)
+        outs = self._forward_recorded(prog, inputs, where, record=record, fn=interpret)
+        if not record:
+            self._saved = _NOTHING if is_train else None
+        else:
+            self._saved['trace'] = trace
+        for o in outs:
+            o.wait_to_read()
+        callback, monitor_all = self._monitor
+        for node, fed, out in trace:
+            if monitor_all:
+                for nm, t in zip(node.input_names(), fed):
+                    callback('%s_%s' % (node.name, nm), from_tensor(t.detach().clone(),
+                                                                    self._ctx))
+            for nm, t in zip(node.output_names(), out):
+                callback(nm, from_tensor(t.detach().clone(), self._ctx))
+        return outs
+
+    def _report_backward(self, trace):
+        callback = self._monitor[0]
+        for node, fed, _ in reversed(trace):
+            for i, t in enumerate(fed):
+                g = t.grad if t.requires_grad and t.grad is not None else torch.zeros_like(t)
+                nm = '%s_backward_output%s' % (node.name, i if len(fed) > 1 else '')
+                callback(nm, from_tensor(g.detach().clone(), self._ctx))
+
     def backward(self, out_grads=None, is_train=True):
         """Back-propagates ``out_grads`` (ones for a None) into ``grad_arrays``."""
         saved = self._saved
         if saved is None:
-            raise MXNetError("backward: call forward(is_train=True) first (with some argument "
-                             "whose grad_req is not 'null')")
+            raise MXNetError("backward: call forward(is_train=True) first")
+        if saved is _NOTHING:   # the training pass had nothing to differentiate
+            return
         if out_grads is None:
             out_grads = [None] * len(self.outputs)
         elif isinstance(out_grads, NDArray):
@@ -193,10 +277,21 @@ class Executor:
             for r, g in zip(rs, out_grads):
                 if r.requires_grad:
                     heads.append(r)
-                    hgrads.append(torch.ones_like(r) if g is None else g._tensor().to(r.dtype))
-            grads = torch.autograd.grad(heads, saved['inputs'], hgrads, allow_unused=True,
-                                        retain_graph=True) if heads else \
-                [None] * len(saved['inputs'])
+                    hgrads.append(torch.ones_like(r) if g is None else
+                                  g._tensor().to(r.device, r.dtype))
+            if 'trace' in saved:    # monitored: .grad of every node's inputs is kept too
+                for t in saved['inputs']:
+                    t.grad = None
+                for _, fed, _ in saved['trace']:
+                    for t in fed:
+                        t.grad = None
+                if heads:
+                    torch.autograd.backward(heads, hgrads, retain_graph=True)
+                grads = [t.grad for t in saved['inputs']]
+            else:
+                grads = torch.autograd.grad(heads, saved['inputs'], hgrads, allow_unused=True,
+                                            retain_graph=True) if heads else \
+                    [None] * len(saved['inputs'])
             for nm, t, g in zip(saved['names'], saved['inputs'], grads):
                 arr, req = targets[nm]
                 g = torch.zeros_like(t) if g is None else g
@@ -205,6 +300,12 @@ class Executor:
                 else:
                     arr._var.tensor = dense(g)
         _engine._engine.push(run, reads, writes, self._ctx, '_backward', user_line())
+        if 'trace' in saved:
+            for g, _ in targets.values():
+                g.wait_to_read()
+            for o in self.outputs:
+                o.wait_to_read()
+            self._report_backward(saved['trace'])
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copies arrays by name into the arguments and auxiliary states."""
@@ -220,39 +321,108 @@ class Executor:
                                         else 'auxiliary states'))
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
-        """A new executor for new input shapes, sharing the arrays whose shape is unchanged."""
-        shapes = {nm: a.shape for nm, a in zip(self._arg_names, self.arg_arrays)}
-        shapes.update(kwargs)
-        arg_s, _, aux_s = self._symbol.infer_shape(**{k: v for k, v in kwargs.items()})
+        """A new executor for new input shapes, sharing the arrays whose shape is unchanged
+        (new arrays stay on the device of the ones they replace)."""
         from ..ndarray import zeros
-        args = [a if a.shape == s else zeros(s, self._ctx, a.dtype)
-                for a, s in zip(self.arg_arrays, arg_s)]
-        grads = [None if g is None else (g if g.shape == s else zeros(s, self._ctx, g.dtype))
-                 for g, s in zip(self.grad_arrays, arg_s)]
-        aux = [a if a.shape == s else zeros(s, self._ctx, a.dtype)
-               for a, s in zip(self.aux_arrays, aux_s)]
-        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux)
+        arg_s, _, aux_s = self._symbol.infer_shape(**kwargs)
+        if arg_s is None:
+            raise MXNetError("Executor.reshape: the shapes %s do not determine every "
+                             "argument's shape" % (kwargs,))
+
+        def same_or_new(a, s):
+            return a if a is None or a.shape == s else zeros(s, a.context, a.dtype)
+        args = [same_or_new(a, s) for a, s in zip(self.arg_arrays, arg_s)]
+        grads = [same_or_new(g, s) for g, s in zip(self.grad_arrays, arg_s)]
+        aux = [same_or_new(a, s) for a, s in zip(self.aux_arrays, aux_s)]
+        ex = Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux)
+        ex._monitor = self._monitor
+        ex.outputs = _output_arrays(self._symbol, self._ctx, kwargs)
+        return ex
+
+    def debug_str(self):
+        """The symbol's listing followed by the memory the executor's arrays take, as MXNet
+        ends it (``Total <n> MB allocated``)."""
+        arrays = [a for a in self.arg_arrays + self.grad_arrays + self.aux_arrays + self.outputs
+                  if a is not None]
+        total = sum(a.size * np.dtype(a.dtype).itemsize for a in arrays)
+        return (self._symbol.debug_str() + 'Total %d MB allocated\n' % (total >> 20) +
+                'Total 0 TempSpace resource requested\n')
 
 
-def simple_bind(symbol, ctx, grad_req, type_dict, shapes):
-    """An executor with zero-filled arrays of the shapes inferred from ``shapes``."""
+def _output_arrays(symbol, ctx, shapes, type_dict=None):
+    """Zero arrays of the outputs' shapes and dtypes (what ``outputs`` holds before the first
+    ``forward``, as MXNet allocates them at bind time); [] when they cannot be inferred."""
+    from ..ndarray import zeros
+    try:
+        _, out_s, _ = symbol.infer_shape(**shapes)
+        _, out_t, _ = symbol.infer_type_partial(**(type_dict or {}))
+    except MXNetError:
+        return []
+    if out_s is None:
+        return []
+    return [zeros(sh, ctx, dtype_name(t) if t is not None else 'float32')
+            for sh, t in zip(out_s, out_t)]
+
+
+def _group_of(node):
+    return node.extra.get('__ctx_group__', node.extra.get('ctx_group'))
+
+
+def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
+                shared_arg_names=None, shared_exec=None, shared_buffer=None):
+    """An executor with zero-filled arrays of the shapes inferred from ``shapes``.
+
+    ``group2ctx`` places the arrays of variables made under ``AttrScope(ctx_group=g)`` on
+    ``group2ctx[g]`` (the computation runs on ``ctx``). ``shared_exec``: the arguments named in
+    ``shared_arg_names`` (and their gradients) are that executor's arrays when the shapes
+    agree. ``shared_buffer``: a dict of the other arguments by name, used when the shape
+    agrees and updated with the arrays made here (Module's executor groups share their data
+    arrays so).
+    """
     from ..ndarray import zeros
     arg_s, _, aux_s = symbol.infer_shape(**shapes)
     if arg_s is None:
         raise MXNetError("simple_bind: the shapes %s do not determine every argument's shape "
                          "(see the warning above)" % (shapes,))
     arg_t, _, aux_t = symbol.infer_type_partial(**(type_dict or {}))
-    arg_names = symbol.list_arguments()
+    graph = Graph.of(symbol)
+    group2ctx = group2ctx or {}
+    arg_ctx = [group2ctx.get(_group_of(n), ctx) for n in graph.arguments()]
+    aux_ctx = [group2ctx.get(_group_of(n), ctx) for n in graph.auxiliary()]
+    arg_names = [n.name for n in graph.arguments()]
     arg_t = [dtype_name(t) if t is not None else 'float32' for t in arg_t]
     aux_t = [dtype_name(t) if t is not None else 'float32' for t in aux_t]
-    args = [zeros(s, ctx, t) for s, t in zip(arg_s, arg_t)]
     if isinstance(grad_req, str):
         reqs = {nm: grad_req for nm in arg_names}
     elif isinstance(grad_req, (list, tuple)):
         reqs = dict(zip(arg_names, grad_req))
     else:
         reqs = {nm: grad_req.get(nm, 'null') for nm in arg_names}
-    grads = [zeros(s, ctx, t) if reqs[nm] != 'null' else None
-             for nm, s, t in zip(arg_names, arg_s, arg_t)]
-    aux = [zeros(s, ctx, t) for s, t in zip(aux_s, aux_t)]
-    return Executor(symbol, ctx, args, grads, [reqs[nm] for nm in arg_names], aux)
+    shared_names = set(shared_arg_names or ()) if shared_exec is not None else set()
+    shared_args = shared_exec.arg_dict if shared_exec is not None else {}
+    shared_grads = shared_exec.grad_dict if shared_exec is not None else {}
+
+    def reuse(pool, nm, s, t, c):
+        a = pool.get(nm)
+        return a if a is not None and a.shape == s and dtype_name(a.dtype) == t and \
+            a.context == c else None
+
+    args, grads = [], []
+    for nm, s, t, c in zip(arg_names, arg_s, arg_t, arg_ctx):
+        if nm in shared_names:
+            a = reuse(shared_args, nm, s, t, c)
+            g = reuse(shared_grads, nm, s, t, c) if reqs[nm] != 'null' else None
+        else:
+            a = reuse(shared_buffer, nm, s, t, c) if shared_buffer is not None else None
+            g = None
+        a = zeros(s, c, t) if a is None else a
+        if shared_buffer is not None and nm not in shared_names:
+            shared_buffer[nm] = a
+        if reqs[nm] != 'null' and g is None:
+            g = zeros(s, c, t)
+        args.append(a)
+        grads.append(g if reqs[nm] != 'null' else None)
+    aux = [zeros(s, c, t) for s, t, c in zip(aux_s, aux_t, aux_ctx)]
+    ex = Executor(symbol, ctx, args, grads, [reqs[nm] for nm in arg_names], aux)
+    ex.outputs = _output_arrays(symbol, ctx, shapes, type_dict)
+    return ex

@@ -318,7 +318,8 @@ class Symbol:
                     shared_buffer=None, **kwargs):
         """An Executor with arrays allocated from the shapes in ``kwargs``."""
         from .executor import simple_bind
-        return simple_bind(self, ctx, grad_req, type_dict, kwargs)
+        return simple_bind(self, ctx, grad_req, type_dict, kwargs, group2ctx, shared_arg_names,
+                           shared_exec, shared_buffer)
 
     def eval(self, ctx=None, **kwargs):
         """The outputs (a list of NDArrays) for the arrays in ``kwargs``."""
@@ -496,9 +497,21 @@ def _entry(sym, op, input_name):
     return sym._outputs[0]
 
 
+# Attributes an operator sets on the variables given for its inputs (when they lack them),
+# as MXNet's FSetInputVarAttrOnCompose: PReLU's slope starts at 0.25.
+_INPUT_VAR_ATTRS = {'LeakyReLU': {'gamma': {'__init__': '["Constant", {"value": 0.25}]'}}}
+
+# Keyword arguments of any operator that MXNet keeps as hidden ``__key__`` attributes.
+_HIDDEN_KEYS = ('ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring', 'mirror_stage',
+                'profiler_scope')
+
+
 def _create(op, hint, args, kwargs, name, attr):
     kwargs = dict(kwargs)
     extra = {k: str(kwargs.pop(k)) for k in [k for k in kwargs if k.startswith('__')]}
+    for k in _HIDDEN_KEYS:
+        if k in kwargs:
+            extra['__%s__' % k] = str(kwargs.pop(k))
     inputs, attr_kw = bind_args(op, list(args), kwargs, Symbol)
     attrs = op.parse_attrs(attr_kw)
     name = _name.current().get(name, hint)
@@ -511,10 +524,17 @@ def _create(op, hint, args, kwargs, name, attr):
         entries = []
         for nm in present:
             s = inputs[full.index(nm)]
-            if s is None:       # MXNet creates the missing argument as a variable
-                entries.append((Node(None, '%s_%s' % (name, nm)), 0))
+            if s is None:       # MXNet creates the missing argument as a variable, which
+                # takes the node's attributes (ctx_group, lr_mult, ...) with it
+                entries.append((Node(None, '%s_%s' % (name, nm), extra=dict(extra)), 0))
             else:
                 entries.append(_entry(s, op, nm))
+    for nm, value in _INPUT_VAR_ATTRS.get(op.name, {}).items():
+        if nm in present:
+            var_node = entries[present.index(nm)][0]
+            if var_node.op is None:
+                for k, v in value.items():
+                    var_node.extra.setdefault(k, v)
     node = Node(op, name, attrs, entries, extra)
     return Symbol([(node, i) for i in range(node.num_outputs())])
 

@@ -1,0 +1,8 @@
+"""``mx.contrib.amp``: MXNet's automatic mixed precision, which neomx does not implement yet
+(every call says so); importing it works, as code written for MXNet imports it up front."""
+from . import amp
+from .amp import (convert_hybrid_block, convert_model, convert_symbol, init, init_trainer,
+                  scale_loss, unscale)
+
+__all__ = ['amp', 'init', 'init_trainer', 'scale_loss', 'unscale', 'convert_model',
+           'convert_symbol', 'convert_hybrid_block']
