@@ -21,12 +21,13 @@ import torch
 
 from . import engine as _engine
 from .base import MXNetError, mode
-from .ndarray.ndarray import NDArray, Storage, _make, user_line
+from .ndarray.ndarray import (RELEASED, NDArray, Storage, _make, graph_tensors, record_outputs,
+                              user_line)
 from .ops.layout import dense
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
            'set_recording', 'set_training', 'mark_variables', 'backward', 'grad', 'get_symbol',
-           'Function']
+           'Function', 'NDArray']
 
 
 def set_recording(is_recording):
@@ -111,6 +112,7 @@ def mark_variables(variables, gradients, grad_reqs='write'):
         var.grad_req = req
         differentiable = req != 'null' and x._dtype in ('float32', 'float64', 'float16', 'bfloat16')
         var.leaves = frozenset((var,)) if differentiable else None
+        var.parents = None
 
         def fn(var=var, differentiable=differentiable):
             t = var.tensor.detach()
@@ -143,6 +145,45 @@ def _heads(heads, head_grads):
                          "computational graphs for backward. If you want to differentiate the same "
                          "graph twice, you need to pass retain_graph=True to backward.")
     return heads, list(head_grads), leaves
+
+
+def _graph(heads):
+    """The Storages of the recorded results that ``heads`` were computed from (the heads'
+    own included). Raises when one of them was released by an earlier backward pass."""
+    seen = set()
+    stack = [h._var for h in heads]
+    nodes = []
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        p = v.parents
+        if p is None:
+            continue
+        if p is RELEASED:
+            raise MXNetError("backward: the graph reaches an array whose graph an earlier "
+                             "backward() released; pass retain_graph=True to that backward to "
+                             "differentiate through it again")
+        nodes.append(v)
+        stack.extend(p)
+    return nodes
+
+
+def _release(nodes):
+    """Releases the graph of ``nodes`` (from ``_graph``) as MXNet's backward does without
+    retain_graph: from now on those arrays are constants to later recordings. Returns the
+    function the backward operation calls once torch is done, to drop their torch graphs."""
+    for v in nodes:
+        v.leaves = None
+        v.parents = RELEASED
+
+    def detach():
+        for v in nodes:
+            t = v.tensor
+            if t is not None and t.requires_grad:
+                v.tensor = t.detach()
+    return detach
 
 
 def _head_tensors(heads, head_grads):
@@ -202,6 +243,7 @@ def _run_grad(ts, gs, retain_graph, create_graph, inputs):
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Back-propagates from ``heads`` into the gradient buffers of the marked variables."""
     heads, head_grads, leaves = _heads(heads, head_grads)
+    nodes = _graph(heads)
     leaves = sorted(leaves, key=id)
     where = user_line()
     reads = [h._var for h in heads] + [g._var for g in head_grads if g is not None] + leaves
@@ -209,6 +251,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     writes = [lv.grad._var for lv in targets]
     for lv in targets:
         lv.fresh_grad = True
+    detach = None if retain_graph else _release(nodes)
 
     def fn():
         ts, gs = _head_tensors(heads, head_grads)
@@ -220,6 +263,9 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
                 _run_backward(ts, gs, retain_graph, inputs)
         except RuntimeError as exc:
             raise _explain(exc) from exc
+        finally:
+            if detach is not None:
+                detach()
         for lv, t in zip(targets, inputs):
             g = t.grad
             t.grad = None
@@ -249,12 +295,13 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
                              "recording")
     if retain_graph is None:
         retain_graph = create_graph
+    nodes = _graph(heads)
     where = user_line()
     outs = [_make(Storage(), v._shape, v._dtype, v._ctx) for v in variables]
     if create_graph:
         leaves = frozenset().union(*[v._var.leaves for v in variables])
-        for o in outs:
-            o._var.leaves = leaves
+        record_outputs([o._var for o in outs], [x._var for x in list(heads) + variables], leaves)
+    detach = None if retain_graph else _release(nodes)
     reads = [h._var for h in heads] + [g._var for g in head_grads if g is not None] + \
         [v._var for v in variables]
 
@@ -269,6 +316,8 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
             raise _explain(exc) from exc
         finally:
             torch.set_grad_enabled(False)
+            if detach is not None:
+                detach()
         for o, g, t in zip(outs, gr, inputs):
             o._var.tensor = torch.zeros_like(t) if g is None else g
     _engine._engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
@@ -276,8 +325,57 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
 
 
 def get_symbol(x):
-    raise MXNetError("autograd.get_symbol: neomx records graphs in torch autograd; trace a "
-                     "HybridBlock with hybridize() to get a Symbol")
+    """The recorded computation of ``x`` as a Symbol: each operator recorded since the marked
+    variables, which become variables ``var0``, ``var1``, ... (arrays outside the graph become
+    variables too, as in MXNet).
+
+    >>> import neomx as mx
+    >>> x = mx.nd.ones((1,))
+    >>> x.attach_grad()
+    >>> with mx.autograd.record():
+    ...     y = x * x + 1
+    >>> mx.autograd.get_symbol(y).list_arguments()
+    ['var0']
+    """
+    from .symbol.graph import Graph, Node    # the one upward import: the result is a Symbol
+    from .symbol.symbol import Symbol
+    made = {}
+
+    def entry(a):
+        v = a._var
+        key = (id(v), a._view, a._shape)
+        if key in made:
+            return made[key]
+        recipe = v.recipe if v.leaves else None
+        if v.leaves and a._view is not None and v.parents is not None:
+            raise MXNetError("autograd.get_symbol: the recorded graph reads a view (a slice or "
+                             "reshape) of a computed array, which a Symbol cannot express")
+        if recipe is None:
+            if v.leaves and v.parents is not None:
+                raise MXNetError("autograd.get_symbol: the recorded graph holds a hybridized "
+                                 "block or an autograd.Function, which have no Symbol here")
+            e = (Node(None, 'var' if v.leaves and v in v.leaves else 'null'), 0)
+        else:
+            op, attrs, inputs, k = recipe
+            node = Node(op, 'node', attrs)
+            node.inputs = [entry(i) for i in inputs if i is not None]
+            e = (node, k)
+        made[key] = e
+        return e
+
+    if not x._var.leaves:
+        raise MXNetError("autograd.get_symbol: the array is not in a computational graph (it "
+                         "was not computed from marked variables inside autograd.record())")
+    head = entry(x)
+    n_vars = n_ops = 0
+    for node in Graph.from_heads([head]).nodes:     # numbered in MXNet's order
+        if node.op is None:
+            node.name += str(n_vars)
+            n_vars += 1
+        else:
+            node.name = 'node_%d' % n_ops
+            n_ops += 1
+    return Symbol([head])
 
 
 class Function:
@@ -313,8 +411,7 @@ class Function:
             return outputs
         func = self
         results = [_make(Storage(), o._shape, o._dtype, o._ctx) for o in outs]
-        for r in results:
-            r._var.leaves = leaves
+        rec = record_outputs([r._var for r in results], [x._var for x in inputs], leaves)
         where = user_line()
 
         class _Bridge(torch.autograd.Function):
@@ -334,7 +431,7 @@ class Function:
         def fn():
             torch.set_grad_enabled(True)
             try:
-                rs = _Bridge.apply(*[x._tensor() for x in inputs])
+                rs = _Bridge.apply(*graph_tensors(inputs, rec))
             finally:
                 torch.set_grad_enabled(False)
             for r, t in zip(results, rs):

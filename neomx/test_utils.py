@@ -263,15 +263,54 @@ def rand_shape_nd(num_dim, dim=10, allow_zero_size=False):
 
 def rand_ndarray(shape, stype='default', density=None, dtype=None, modifier_func=None,
                  shuffle_csr_indices=False, distribution=None, ctx=None):
-    """A random (standard normal) NDArray of ``shape``; neomx arrays are dense, so ``stype``
-    must be 'default'."""
+    """A random NDArray of ``shape``: standard normal values, or for a sparse ``stype``
+    ('csr', 'row_sparse') uniform values of which a fraction ``density`` is non-zero."""
     from . import ndarray as nd
     if stype != 'default':
-        raise MXNetError("rand_ndarray: stype %r is not supported; neomx arrays are dense "
-                         "('default')" % (stype,))
+        return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                   distribution=distribution, modifier_func=modifier_func,
+                                   ctx=ctx)[0]
     arr = nd.array(random_arrays(tuple(shape)), dtype=dtype or default_dtype(),
                    ctx=ctx or default_context())
     return arr if modifier_func is None else modifier_func(arr)
+
+
+def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
+                        data_init=None, rsp_indices=None, modifier_func=None,
+                        shuffle_csr_indices=False, ctx=None):
+    """(a random array of storage type ``stype``, its parts as numpy arrays: ``(data,
+    indices, indptr)`` for csr, ``(data, indices)`` for row_sparse). A fraction ``density``
+    (random when None) of the elements (csr) or rows (row_sparse) is non-zero; ``data_init``
+    sets their value, ``rsp_indices`` the rows of a row_sparse array."""
+    from .ndarray import sparse
+    if distribution not in (None, 'uniform', 'powerlaw'):
+        raise MXNetError("rand_sparse_ndarray: unknown distribution %r (expected 'uniform' or "
+                         "'powerlaw')" % (distribution,))
+    density = np.random.rand() if density is None else density
+    dtype = dtype or default_dtype()
+    shape = tuple(shape)
+    values = np.random.uniform(-1, 1, size=shape) if data_init is None \
+        else np.full(shape, data_init, dtype=np.float64)
+    if stype == 'row_sparse':
+        if rsp_indices is not None:
+            keep = np.zeros(shape[0], dtype=bool)
+            keep[np.asarray(rsp_indices, dtype=np.int64)] = True
+        else:
+            keep = np.random.rand(shape[0]) < density
+        values[~keep] = 0
+    elif stype == 'csr':
+        values[np.random.rand(*shape) >= density] = 0
+    else:
+        raise MXNetError("rand_sparse_ndarray: stype must be 'csr' or 'row_sparse', got %r"
+                         % (stype,))
+    values = values.astype(dtype)
+    if modifier_func is not None:
+        values = np.vectorize(modifier_func)(values).astype(dtype)
+    ctor = sparse.csr_matrix if stype == 'csr' else sparse.row_sparse_array
+    arr = ctor(values, ctx=ctx or default_context(), dtype=dtype)
+    parts = (arr.data.asnumpy(), arr.indices.asnumpy()) + \
+        ((arr.indptr.asnumpy(),) if stype == 'csr' else ())
+    return arr, parts
 
 
 def np_reduce(dat, axis, keepdims, numpy_reduce_func):

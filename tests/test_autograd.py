@@ -184,7 +184,7 @@ def test_autograd_grad(engine):
         ag.grad(z, [x])[0].wait_to_read()
     with ag.record():
         w = x * x
-    g, = ag.grad(w, [x], head_grads=nd.array([1.0, 10.0]))
+    g, = ag.grad(w, [x], head_grads=nd.array([1.0, 10.0]), retain_graph=True)
     assert g.asnumpy().tolist() == [2, 40]
     with pytest.raises(mx.MXNetError, match='attach_grad'):
         ag.grad(w, [nd.ones(2)])
@@ -375,6 +375,112 @@ def test_pause_stops_recording():
         z = (y + c).sum()
     z.backward()
     assert x.grad.asnumpy().tolist() == [2, 2]
+
+
+def test_backward_releases_the_graph(engine):
+    # As MXNet: after backward() the arrays computed in the graph are constants to later
+    # recordings (an RNN's hidden state kept across batches), and a second backward of the
+    # same heads fails.
+    x = nd.array([3.0, 3.0])
+    x.attach_grad()
+    with ag.record():
+        h = x * 2
+        loss = (h * h).sum()
+    loss.backward()
+    assert x.grad.asnumpy().tolist() == [24, 24]
+    with ag.record():
+        loss = (h * x).sum()               # h is a constant now: d/dx = h
+    loss.backward()
+    assert x.grad.asnumpy().tolist() == [6, 6]
+    with pytest.raises(mx.MXNetError, match='not in a computational graph'):
+        loss.backward()
+    with ag.record():
+        z = h * 3                          # nothing marked reaches z any more
+    with pytest.raises(mx.MXNetError, match='not in a computational graph'):
+        z.backward()
+
+
+def test_backward_through_a_released_part_raises(engine):
+    x = nd.array([3.0, 3.0])
+    x.attach_grad()
+    with ag.record():
+        y = x * x
+        z = y * 3
+        w = y * 4
+        v = x * 5
+    z.backward()                           # releases y and z
+    assert x.grad.asnumpy().tolist() == [18, 18]
+    with pytest.raises(mx.MXNetError, match='released'):
+        w.backward()
+    v.backward()                           # another graph on the same variable is intact
+    assert x.grad.asnumpy().tolist() == [5, 5]
+    with ag.record():
+        y = x * x
+        z = y * 3
+        w = y * 4
+    z.backward(retain_graph=True)          # nothing released
+    w.backward()
+    assert x.grad.asnumpy().tolist() == [24, 24]
+
+
+def test_detach_is_a_new_array_outside_the_graph(engine):
+    x = nd.ones((2, 2))
+    dx = nd.zeros_like(x)
+    y = nd.ones_like(x)
+    dy = nd.zeros_like(x)
+    ag.mark_variables([x, y], [dx, dy])
+    with ag.record():
+        x2 = (x + 2).detach()
+        out = x2 + y
+    out.backward()
+    assert dx.asnumpy().tolist() == [[0, 0], [0, 0]]
+    assert y._fresh_grad and not x._fresh_grad
+    d = x.detach()
+    assert d is not x and d.asnumpy().tolist() == x.asnumpy().tolist()
+
+
+def test_inplace_writes_while_recording_raise_as_mxnet():
+    y = nd.ones(2)
+    y.attach_grad()
+    with ag.record():
+        with pytest.raises(mx.MXNetError, match=r'Inplace operations \(\+=, -=, x\[:\]=, etc\)'):
+            x = nd.zeros(4)
+            x[0:2] = y * 1
+        with pytest.raises(mx.MXNetError, match=r'Inplace operations'):
+            x = nd.zeros(2)
+            x += y
+        with pytest.raises(mx.MXNetError, match='already in a computational graph'):
+            y[:] = 3
+        x = nd.zeros(4)
+        x[0:2] = nd.ones(2)                # nothing recorded on either side: allowed
+    assert x.asnumpy().tolist() == [1, 1, 0, 0]
+
+
+def test_get_symbol_of_a_recording():
+    x = nd.ones((1,))
+    x.attach_grad()
+    z = nd.ones((1,))
+    z.attach_grad()
+    c = nd.ones((1,))
+    with ag.record():
+        y = x * x + 2 * z - 1
+        u = x * c + nd.relu(x)
+    s = ag.get_symbol(y)
+    assert s.list_arguments() == ['var0', 'var1']
+    ops = [n['op'] for n in json.loads(s.tojson())['nodes']]
+    assert ops == ['null', 'broadcast_mul', 'null', '_mul_scalar', 'broadcast_add',
+                   '_minus_scalar']
+    assert ag.get_symbol(u).list_arguments() == ['var0', 'null1']
+    out = ag.get_symbol(y).eval(var0=nd.array([2.0]), var1=nd.array([3.0]))[0]
+    assert out.asnumpy().tolist() == [9]
+    with pytest.raises(mx.MXNetError, match='not in a computational graph'):
+        ag.get_symbol(c)
+
+
+def test_star_import_gives_ndarray():
+    names = {}
+    exec('from neomx.autograd import *', names)
+    assert names['NDArray'] is nd.NDArray and 'record' in names
 
 
 # Scenarios whose results are compared with MXNet 1.9.1's (run by the same code there).

@@ -128,7 +128,7 @@ def test_exit_status_and_missing_file(tmp_path, in_process, capsys):
     assert in_process(['run', str(tmp_path / 'missing.py')]) == 2
     assert "can't open file" in capsys.readouterr().err
     # An error in the script: status 1, Python's traceback without the command's frames.
-    bad = write(tmp_path / 'bad2.py', 'import mxnet\nmxnet.nd.ones((2,)).reshape((3,))\n')
+    bad = write(tmp_path / 'bad2.py', 'import mxnet\nmxnet.nd.ones((2,)).reshape((3, -1))\n')
     assert in_process(['run', bad]) == 1
     err = capsys.readouterr().err
     assert 'bad2.py", line 2' in err and 'MXNetError' in err and 'cli.py' not in err

@@ -139,8 +139,33 @@ def test_reads_v1_v3_and_legacy_records(tmp_path):
     for kind, rec in records.items():
         path = tmp_path / (kind + '.nd')
         path.write_bytes(struct.pack('<QQQ', 0x112, 0, 1) + rec + struct.pack('<Q', 0))
-        (a,) = nd.load(str(path))
+        # As in MXNet, V3 records (written under NumPy shape semantics) load only under them.
+        with mx.np_shape(kind == 'v3'):
+            (a,) = nd.load(str(path))
         np.testing.assert_array_equal(a.asnumpy(), [1, 2, 3], err_msg=kind)
+    with pytest.raises(mx.MXNetError, match='np shape semantics'):
+        nd.load(str(tmp_path / 'v3.nd'))
+    with mx.np_shape(True), pytest.raises(mx.MXNetError, match='np shape semantics'):
+        nd.load(str(tmp_path / 'v1.nd'))
+
+
+def test_np_shape_records_keep_0d_and_zero_size_arrays(tmp_path):
+    path = str(tmp_path / 'x.nd')
+    with mx.np_shape(True):
+        nd.save(path, [nd.array(np.ones(())), nd.zeros((2, 0, 3))])
+        a, b = nd.load(path)
+    assert a.shape == () and a.asscalar() == 1 and b.shape == (2, 0, 3)
+    nd.save(path, [nd.zeros((0, 4))])              # V2 records round-trip zero sizes too
+    assert nd.load(path)[0].shape == (0, 4)
+
+
+def test_getstate_and_setstate_hold_the_record():
+    x = nd.array([[1, 2], [3, 4]], dtype='int32')
+    state = x.__getstate__()
+    assert isinstance(state['handle'], bytearray)
+    y = nd.zeros(1)
+    y.__setstate__(state)
+    assert y.shape == (2, 2) and y.dtype == np.int32 and y.asnumpy().tolist() == [[1, 2], [3, 4]]
 
 
 def test_gpu_record_loads_on_cpu_without_gpu(tmp_path):

@@ -250,9 +250,16 @@ def test_numpy_interop():
     assert (f + np.array([1, 2, 3])).asnumpy().tolist() == [2, 4, 6]
     src = np.array([1.0, 2.0])
     shared = nd.from_numpy(src)
-    src[0] = 9
-    assert shared.asnumpy()[0] == 9                 # zero copy
+    # Zero copy: as in MXNet the numpy array turns read-only; writes go through the NDArray.
+    with pytest.raises(ValueError):
+        src[0] = 9
+    shared[0] = 9
+    shared.wait_to_read()
+    assert src[0] == 9
     assert nd.from_numpy(src, zero_copy=False).asnumpy()[0] == 9
+    with pytest.raises(ValueError, match='C-contiguous'):
+        nd.from_numpy(np.ones((2, 3)).T)
+    assert nd.from_numpy(np.array(7.0)).shape == ()
 
 
 def test_dlpack_with_torch():
@@ -354,3 +361,60 @@ def test_indexing_matches_mxnet(mxnet_ref):
     got = json.loads(buf.getvalue().strip().splitlines()[-1])
     for key, value in expected.items():
         assert got[key] == value, key
+
+
+def test_view_methods_with_inplace():
+    t = nd.arange(30).reshape(2, 3, 5)
+    copy, view = t.flatten(), t.flatten(inplace=True)
+    assert copy.shape == view.shape == (2, 15)
+    t[0] = -1
+    assert copy.asnumpy()[0, 0] == 0 and view.asnumpy()[0, 0] == -1
+    d = nd.ones((1, 4, 1))
+    assert d.squeeze(inplace=True).shape == (4,) and d.squeeze(axis=2).shape == (1, 4)
+    e = d.expand_dims(0, inplace=True)
+    d[:] = 5
+    assert e.shape == (1, 1, 4, 1) and e.asnumpy().ravel().tolist() == [5] * 4
+
+
+def test_basic_slices_that_are_contiguous_are_views():
+    x = nd.arange(24).reshape((2, 3, 4))
+    is_contiguous = nd.NDArray._basic_indexing_slice_is_contiguous
+    for key in [(slice(None), slice(1, 2), slice(None)), (slice(0, 1), slice(None, None, -1),
+                                                          slice(None)),
+                (slice(1, 2), slice(2, 3), slice(None, None, -1))]:
+        expected = np.arange(24).reshape((2, 3, 4))[key].flags.contiguous
+        assert is_contiguous(key, (2, 3, 4)) == expected
+    y = x.copy()
+    v = y[0:1, 2:3, ::-1]          # one row reversed: not contiguous, a copy
+    assert not is_contiguous((slice(0, 1), slice(2, 3), slice(None, None, -1)), (2, 3, 4))
+    w = y[1:2, 1:2, 3:4][:]
+    w[:] = 0
+    assert y.asnumpy()[1, 1, 3] == 0 and v.shape == (1, 1, 4)
+
+
+def test_moveaxis_as_numpy():
+    x = nd.zeros((4, 1, 2, 3))
+    for src, dst in [(0, 2), ([0, 1], [2, 3]), ([3, 0], [1, 0]), (-1, 0), (range(4), range(4))]:
+        assert nd.moveaxis(x, src, dst).shape == np.moveaxis(np.zeros((4, 1, 2, 3)), src,
+                                                             dst).shape
+    for src, dst in [(4, 0), ([0, 0], [0, 1]), (0, [0, 1])]:
+        with pytest.raises(ValueError):
+            nd.moveaxis(x, src, dst)
+
+
+def test_integer_rounding_is_exact_and_out_for_creation():
+    a = nd.array([50000001], dtype='int32')
+    for f in ('floor', 'ceil', 'round', 'rint', 'fix', 'trunc'):
+        assert getattr(a, f)().asnumpy().tolist() == [50000001], f
+    out = nd.zeros((2, 2))
+    assert nd.ones((2, 2), out=out) is out and out.asnumpy().tolist() == [[1, 1], [1, 1]]
+    nd.zeros((2, 2), out=out)
+    assert out.asnumpy().sum() == 0
+
+
+def test_broadcast_like_axes():
+    lhs, rhs = nd.ones((1, 2, 1, 3)), nd.ones((5, 6, 7, 8))
+    assert nd.broadcast_like(lhs, rhs, lhs_axes=(0, 2), rhs_axes=(1, 3)).shape == (6, 2, 8, 3)
+    assert nd.broadcast_like(nd.ones((1, 3)), nd.ones((4, 3))).shape == (4, 3)
+    with pytest.raises(mx.MXNetError, match='non-empty'):
+        nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=())

@@ -110,8 +110,10 @@ def test_random_helpers():
     assert isinstance(x, nd.NDArray) and x.shape == (3, 2) and x.dtype == np.float32
     assert tu.rand_ndarray((2,), dtype='float64', ctx=mx.cpu(1)).context == mx.cpu(1)
     assert tu.rand_ndarray((2,), modifier_func=lambda v: v * 0).asnumpy().tolist() == [0, 0]
-    with pytest.raises(mx.MXNetError, match='dense'):
-        tu.rand_ndarray((2, 2), stype='csr')
+    c = tu.rand_ndarray((4, 5), stype='csr', density=0.5)
+    assert c.stype == 'csr' and c.shape == (4, 5)
+    r, (data, idx) = tu.rand_sparse_ndarray((6, 2), 'row_sparse', density=1.0, data_init=2)
+    assert r.stype == 'row_sparse' and idx.tolist() == list(range(6)) and (data == 2).all()
     assert sorted(tu.random_sample(range(5), 5)) == [0, 1, 2, 3, 4]
     assert len(tu.random_sample('abcdef', 3)) == 3
 

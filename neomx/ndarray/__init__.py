@@ -7,7 +7,8 @@ from . import random
 from .gen import make_namespace as _make_namespace
 from .indexing import getitem as _getitem  # noqa: F401  (registers the indexing operators)
 from .utils import save, load, load_frombuffer
-from . import contrib, linalg  # noqa: F401
+from . import contrib, linalg, sparse  # noqa: F401
+from .sparse import CSRNDArray, RowSparseNDArray  # noqa: F401
 from . import image  # noqa: F401
 from . import _internal  # noqa: F401
 from . import custom  # noqa: F401  (registers Custom)

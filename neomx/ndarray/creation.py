@@ -63,9 +63,8 @@ def array(source_array, ctx=None, dtype=None):
     except (TypeError, ValueError) as e:
         raise MXNetError("array: cannot convert %s to an array of %s: %s"
                          % (type(source_array).__name__, name, e)) from None
-    if a.ndim == 0:
-        a = a.reshape(1)
-    t = torch.from_numpy(np.ascontiguousarray(a))
+    # MXNet keeps a 0-d source 0-d (np.ascontiguousarray would make it 1-d).
+    t = torch.from_numpy(a if a.flags['C_CONTIGUOUS'] else a.copy(order='C'))
     if name == 'bfloat16':
         t = t.to(torch.bfloat16)
     return _from_host(t, ctx, user_line())
@@ -77,9 +76,17 @@ _NP = {'float32': np.float32, 'float64': np.float64, 'float16': np.float16, 'uin
 
 
 def from_numpy(ndarray, zero_copy=True):
-    """An array on cpu(0) from a numpy array; with ``zero_copy`` it shares the memory."""
-    a = np.ascontiguousarray(ndarray)
-    t = torch.from_numpy(a) if zero_copy else torch.from_numpy(a.copy())
+    """An array on cpu(0) from a numpy array. With ``zero_copy`` it shares the memory, and, as
+    in MXNet, the numpy array becomes read-only (write through the NDArray) and must be
+    C-contiguous; otherwise the values are copied."""
+    if not zero_copy:
+        return array(ndarray, dtype=ndarray.dtype)
+    if not ndarray.flags['C_CONTIGUOUS']:
+        raise ValueError("from_numpy: only C-contiguous arrays can be shared (zero_copy=True); "
+                         "got an array of shape %s with strides %s"
+                         % (ndarray.shape, ndarray.strides))
+    t = torch.from_numpy(ndarray)
+    ndarray.flags['WRITEABLE'] = False
     return from_tensor(t)
 
 
@@ -105,19 +112,34 @@ def _create(opname, shape, ctx, dtype, **attrs):
     return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line(3))
 
 
+def _into(out, r):
+    """``r`` written into ``out`` (an NDArray of its shape) when given, as MXNet's ``out=``."""
+    if out is None:
+        return r
+    if not isinstance(out, NDArray) or out.shape != r.shape:
+        raise MXNetError("out= must be an NDArray of shape %s, got %s"
+                         % (r.shape, getattr(out, 'shape', type(out).__name__)))
+    out[:] = r
+    return out
+
+
 def empty(shape, ctx=None, dtype=None):
     """An array whose values are not set."""
     return _create('_empty', shape, ctx, dtype)
 
 
-def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
-    """An array of zeros."""
-    return _create('_zeros', shape, ctx, dtype)
+def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs):
+    """An array of zeros (of storage type ``stype``, see ``nd.sparse``)."""
+    r = _create('_zeros', shape, ctx, dtype)
+    if stype is not None and stype != 'default':
+        from .sparse import with_stype
+        with_stype(r, stype, 'zeros')
+    return _into(out, r)
 
 
-def ones(shape, ctx=None, dtype=None, **kwargs):
+def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
     """An array of ones."""
-    return _create('_ones', shape, ctx, dtype)
+    return _into(out, _create('_ones', shape, ctx, dtype))
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
@@ -204,12 +226,30 @@ def concatenate(arrays, axis=0, always_copy=True):
                   where=user_line())
 
 
+def _axis_list(axes, ndim, what):
+    axes = [axes] if isinstance(axes, (int, np.integer)) else list(axes)
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError("moveaxis: %s axis %d is out of range for an array of %d "
+                             "dimensions" % (what, a, ndim))
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("moveaxis: repeated %s axis in %s" % (what, axes))
+    return out
+
+
 def moveaxis(tensor, source, destination):
-    axes = list(range(tensor.ndim))
-    src = source % tensor.ndim
-    dst = destination % tensor.ndim
-    axes.pop(src)
-    axes.insert(dst, src)
+    """The array with axes ``source`` (an int or a sequence) moved to ``destination``, the
+    others kept in order, as ``numpy.moveaxis``."""
+    src = _axis_list(source, tensor.ndim, 'source')
+    dst = _axis_list(destination, tensor.ndim, 'destination')
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: `source` and `destination` arguments must have the same "
+                         "number of elements (%d and %d)" % (len(src), len(dst)))
+    axes = [n for n in range(tensor.ndim) if n not in src]
+    for d, s_ in sorted(zip(dst, src)):
+        axes.insert(d, s_)
     op = registry.get('transpose')
     return invoke(op, [tensor], op.parse_attrs({'axes': tuple(axes)}), where=user_line())
 

@@ -22,7 +22,7 @@ from ..ops import registry
 from ..ops.registry import Any, register
 from .ndarray import NDArray, _check_writable, _make, invoke, user_line
 
-__all__ = ['getitem', 'setitem']
+__all__ = ['getitem', 'setitem', 'is_contiguous_key']
 
 _BASIC = (int, np.integer, slice, type(Ellipsis), type(None))
 
@@ -58,6 +58,7 @@ def _geometry(shape, key):
         except IndexError as e:
             raise IndexError("index %r does not fit shape %s: %s" % (key, shape, e)) from None
         out_shape = tuple(m.shape)
+        flips = [f for f in flips if out_shape[f] > 1]    # reversing one element is no reversal
         offset = m.storage_offset() if m.is_contiguous() and not flips else None
         g = (out_shape or (1,), offset)
         if len(_GEOMETRY) > 4096:
@@ -99,6 +100,12 @@ def _ascending(shape, key):
             axis += 1
         out.append(k)
     return tuple(out), tuple(flips)
+
+
+def is_contiguous_key(key, shape):
+    """Whether basic index ``key`` selects a contiguous part of a C-contiguous array of
+    ``shape`` (then ``x[key]`` is a view sharing ``x``'s storage)."""
+    return _geometry(tuple(shape), tuple(key) if isinstance(key, list) else key)[1] is not None
 
 
 def getitem(x, key):
@@ -181,7 +188,7 @@ register('_advanced_getitem', inputs=('data', '*index'), attrs={'key': Any()}, v
 
 def setitem(x, key, value):
     where = user_line()
-    _check_writable(x, where)
+    _check_writable(x, where, (value,) if isinstance(value, NDArray) else ())
     from .creation import array
     reads = []
     if isinstance(value, NDArray):

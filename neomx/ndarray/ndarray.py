@@ -40,9 +40,10 @@ _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 
 class Storage(Var):
     """The storage of an array and of its views: the engine Var, the tensor, and autograd state
-    (the gradient buffer of a marked variable, and the marked variables a recorded result
-    depends on)."""
-    __slots__ = ('tensor', 'grad', 'grad_req', 'leaves', 'fresh_grad')
+    (the gradient buffer of a marked variable; for a recorded result, the marked variables it
+    depends on and the recorded Storages it was computed from, ``RELEASED`` once a backward
+    pass has freed its graph)."""
+    __slots__ = ('tensor', 'grad', 'grad_req', 'leaves', 'parents', 'recipe', 'fresh_grad')
 
     def __init__(self, tensor=None):
         self.writer = None
@@ -53,6 +54,8 @@ class Storage(Var):
         self.grad = None
         self.grad_req = 'null'
         self.leaves = None
+        self.parents = None
+        self.recipe = None
         self.fresh_grad = False   # set by backward, cleared by the Trainer (stale gradients)
 
 
@@ -134,6 +137,29 @@ def empty_like_spec(shape, dtype, ctx):
     return _make(Storage(), tuple(shape), dtype, ctx)
 
 
+# ``Storage.parents`` of a recorded result whose graph a backward pass without retain_graph
+# released: as in MXNet, it is a constant to later recordings, and a graph still reaching it
+# cannot be differentiated.
+RELEASED = ('released',)
+
+
+def record_outputs(out_vars, in_vars, leaves, recipe=None):
+    """Marks the Storages ``out_vars`` as recorded results, depending on ``leaves``, of the
+    inputs whose Storages are ``in_vars`` (None for an absent input); ``recipe`` is
+    ``(operator, attributes, input NDArrays)`` where an operator made them (for
+    ``autograd.get_symbol``). Returns what ``_call`` needs to run the kernel: True, or the
+    positions of the inputs outside the graph, whose tensors are cut off from any old graph."""
+    parents = tuple(v for v in in_vars if v is not None and getattr(v, 'leaves', None))
+    for k, v in enumerate(out_vars):
+        v.leaves = leaves
+        v.parents = parents
+        v.recipe = None if recipe is None else recipe + (k,)
+    if len(parents) == len(in_vars):
+        return True
+    return tuple(i for i, v in enumerate(in_vars)
+                 if v is not None and not getattr(v, 'leaves', None)) or True
+
+
 def _merge_leaves(vars_):
     leaves = None
     for v in vars_:
@@ -211,13 +237,12 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
             kw['device'] = ctx.torch_device
     in_vars = [x._var for x in inputs if x is not None]
     rec = False
-    leaves = None
     if mode.recording:
         leaves = _merge_leaves(in_vars)
-        rec = leaves is not None
-        if rec:
-            for o in outs:
-                o._var.leaves = leaves
+        if leaves is not None:
+            rec = record_outputs([o._var for o in outs],
+                                 [None if x is None else x._var for x in inputs], leaves,
+                                 (op, attrs, tuple(inputs)))
     mutated = ()
     if op.mutate:
         names = op.input_names(attrs, len(inputs), present_only=False)
@@ -230,7 +255,7 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
         in_vars.extend(extra_reads)
         writes.extend(extra_reads)
     if out is not None:
-        outs = _redirect(op, outs, out, where)
+        outs = _redirect(op, outs, out, where, inputs)
         writes = [o._var for o in outs] + writes[len(outs):]
         fn = _closure_out(op.kernel, inputs, kw, outs, rec, op.view)
     elif len(outs) == 1:
@@ -251,7 +276,8 @@ def _subclass(inputs):
     NDArray (``mx.np.ndarray``), or None for plain NDArray."""
     for x in inputs:
         if x is not None and x.__class__ is not NDArray:
-            return x.__class__
+            cls = getattr(x.__class__, '_result_class', x.__class__)   # sparse: dense results
+            return None if cls is NDArray else cls
     return None
 
 
@@ -306,7 +332,10 @@ def _now(name, a, b, spec, arg, attrs=None):
     if not eng.run_now(ctx, spec[3], a._var, var, name, arg, attrs,
                        None if b is None else b._var):
         return None
-    out = _new(a.__class__)
+    cls = a.__class__
+    if cls is not NDArray:
+        cls = getattr(cls, '_result_class', cls)
+    out = _new(cls)
     out._var = var
     out._shape = spec[0]
     out._dtype = spec[1]
@@ -339,7 +368,7 @@ def _invoke_plain(op, a, b, attrs, where):
     ctx = a._ctx
     out = _make(var, spec[0], spec[1], ctx)
     if a.__class__ is not NDArray:
-        out.__class__ = a.__class__
+        out.__class__ = getattr(a.__class__, '_result_class', a.__class__)
     av = a._var
     kernel = spec[3]
     if b is None:
@@ -390,15 +419,25 @@ def _own(r):
 
 
 def _call(kernel, inputs, kw, rec):
-    """Runs ``kernel`` on the inputs' tensors; with ``rec``, under torch's grad mode so torch
-    records the graph (the engine's threads run with it off)."""
+    """Runs ``kernel`` on the inputs' tensors; with ``rec`` (from ``record_outputs``), under
+    torch's grad mode so torch records the graph (the engine's threads run with it off)."""
     if not rec:
         return kernel(*_tensors(inputs), **kw)
-    torch.set_grad_enabled(True)
+    torch.set_grad_enabled(True)    # before the views of the inputs are made
     try:
-        return kernel(*_tensors(inputs), **kw)
+        return kernel(*graph_tensors(inputs, rec), **kw)
     finally:
         torch.set_grad_enabled(False)
+
+
+def graph_tensors(inputs, rec):
+    """The tensors of ``inputs`` for a recorded kernel: those outside the graph (positions
+    ``rec`` when it is not True) detached, so that a released graph is never reached again."""
+    ts = _tensors(inputs)
+    if rec is not True:
+        for i in rec:
+            ts[i] = ts[i].detach()
+    return ts
 
 
 def _closure1(kernel, inputs, kw, ov, rec, view):
@@ -424,7 +463,7 @@ def _closure_n(kernel, inputs, kw, ovs, rec, view):
     return fn
 
 
-def _redirect(op, outs, out, where):
+def _redirect(op, outs, out, where, inputs=()):
     targets = out if isinstance(out, (list, tuple)) else [out]
     if len(targets) != len(outs):
         raise MXNetError("%s: %d output(s) but out= has %d%s"
@@ -435,7 +474,7 @@ def _redirect(op, outs, out, where):
         if t._shape != o._shape:
             raise MXNetError("%s: out= has shape %s but the result has shape %s%s"
                              % (op.name, t._shape, o._shape, _fmt_where(where)))
-        _check_writable(t, where)
+        _check_writable(t, where, inputs)
     return list(targets)
 
 
@@ -463,12 +502,22 @@ def _store(target, value):
             dst.copy_(value)
 
 
-def _check_writable(target, where=None):
-    if mode.recording and target._var.leaves:
+def _check_writable(target, where=None, values=()):
+    """Raises when recording and an in-place write into ``target`` (of the NDArrays
+    ``values``) would corrupt a graph: as in MXNet, neither an array in a graph nor a value
+    computed in one may be written in place."""
+    if not mode.recording:
+        return
+    if target._var.leaves:
         raise MXNetError("Assigning to NDArrays that are already in a computational graph will "
                          "cause undefined behavior when evaluating gradients. Please call "
                          "backward first to clear the graph or do this out of a record section"
                          "%s" % _fmt_where(where))
+    for v in values:
+        if v is not None and v._var.leaves:
+            raise MXNetError("Inplace operations (+=, -=, x[:]=, etc) are not supported when "
+                             "recording with autograd: the value written into the array is in a "
+                             "computational graph%s" % _fmt_where(where))
 
 
 def push_write(target, fn_value, reads, name, where=None):
@@ -707,8 +756,25 @@ class NDArray:
     def __reduce__(self):
         return (_from_numpy_ctx, (self.asnumpy(), str(self._ctx.device_type), self._ctx.device_id))
 
-    def __getstate__(self):  # pragma: no cover - __reduce__ is used
-        return None
+    def __getstate__(self):
+        """MXNet's state of an array: ``{'handle': bytearray}`` holding its record in the
+        ``nd.save`` format (pickling itself goes through ``__reduce__``)."""
+        from .utils import raw_bytes
+        return {'handle': bytearray(raw_bytes(self))}
+
+    def __setstate__(self, state):
+        """Makes this array the one of a state from ``__getstate__`` (also MXNet's; an array
+        saved on a GPU comes back on cpu(0) when there is no GPU)."""
+        from .utils import from_raw_bytes
+        handle = state.get('handle') if isinstance(state, dict) else None
+        if handle is None:
+            raise MXNetError("__setstate__: expected a dict with a 'handle' of raw bytes, got %r"
+                             % (type(state).__name__,))
+        other = from_raw_bytes(bytes(handle), '__setstate__')
+        if other is None:
+            raise MXNetError("__setstate__: the state holds no array")
+        self._var, self._shape, self._dtype, self._ctx, self._view = (
+            other._var, other._shape, other._dtype, other._ctx, other._view)
 
     # --- DLPack ---
     def __dlpack__(self, stream=None, **kwargs):
@@ -763,13 +829,24 @@ class NDArray:
         return _op('Cast')(self, dtype=name)
 
     def tostype(self, stype):
-        if stype != 'default':
-            raise MXNetError("tostype(%r): neomx arrays are dense ('default') only" % (stype,))
-        return self
+        """A copy of storage type ``stype`` ('default', 'csr', 'row_sparse'); neomx keeps
+        every storage type's values dense (see ``ndarray/sparse.py``)."""
+        if stype == 'default' and self.__class__ is NDArray:
+            return self
+        from .sparse import cast_storage
+        return cast_storage(self, stype)
 
     def detach(self):
-        """An array sharing this one's storage, outside any recorded graph."""
-        return _op('_detach')(self)
+        """A new array sharing this one's data, outside any recorded graph: a constant to
+        autograd (MXNet's ``detach``)."""
+        prev = mode.recording
+        mode.recording = False
+        try:
+            out = _op('_detach')(self)
+        finally:
+            mode.recording = prev
+        out.__class__ = self.__class__      # the storage type stays
+        return out
 
     # --- views ---
     def reshape(self, *shape, **kwargs):
@@ -786,11 +863,39 @@ class NDArray:
         if mode.tracing is not None:
             return _op('Reshape')(self, shape=tuple(shape), reverse=reverse)
         from ..ops.shape import infer_reshape
+        shape = tuple(shape)
+        if all(isinstance(d, (int, np.integer)) and d > 0 for d in shape) and \
+                _numel(shape) != self.size:
+            raise ValueError('Cannot reshape array of size %d into shape %s'
+                             % (self.size, shape))
         try:
-            new = infer_reshape(self._shape, tuple(shape), reverse)
+            new = infer_reshape(self._shape, shape, reverse)
         except ShapeError as e:
             raise MXNetError("reshape: %s" % e) from None
         return _make(self._var, new, self._dtype, self._ctx, self._view or 0)
+
+    def _view_as(self, name, **kwargs):
+        """A view of this array shaped as operator ``name`` would shape it."""
+        op = registry.get(name)
+        (shape,), _ = op.infer(op.parse_attrs(kwargs), (self._shape,), (self._dtype,))
+        return self.reshape(shape)
+
+    def flatten(self, inplace=False):
+        """The array as 2-d (first axis kept); with ``inplace`` a view sharing storage."""
+        return self._view_as('Flatten') if inplace else _op('Flatten')(self)
+
+    def expand_dims(self, axis, inplace=False):
+        """A new axis of length 1 at ``axis``; with ``inplace`` a view sharing storage."""
+        if inplace:
+            return self._view_as('expand_dims', axis=axis)
+        return _op('expand_dims')(self, axis=axis)
+
+    def squeeze(self, axis=None, inplace=False):
+        """The axes of length 1 (or ``axis``) removed; with ``inplace`` a view sharing
+        storage."""
+        if inplace:
+            return self._view_as('squeeze', axis=axis)
+        return _op('squeeze')(self, axis=axis)
 
     def _at(self, i):
         n = self._shape[0]
@@ -806,6 +911,13 @@ class NDArray:
         return _make(self._var, (stop - start,) + rest, self._dtype, self._ctx,
                      (self._view or 0) + start * _numel(rest))
 
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether basic index ``slc_key`` gives a view (a contiguous part) of an array of
+        ``shape`` (MXNet's helper name)."""
+        from .indexing import is_contiguous_key
+        return is_contiguous_key(slc_key, shape)
+
     def __getitem__(self, key):
         from .indexing import getitem
         return getitem(self, key)
@@ -816,9 +928,12 @@ class NDArray:
 
     # --- autograd ---
     def attach_grad(self, grad_req='write', stype=None):
-        """Marks this array as a variable to differentiate: allocates ``self.grad``."""
+        """Marks this array as a variable to differentiate: allocates ``self.grad``, of
+        storage type ``stype`` (by default this array's)."""
         from ..autograd import mark_variables
-        mark_variables([self], [_op('zeros_like')(self)], grad_req)
+        from .sparse import with_stype
+        grad = with_stype(_op('zeros_like')(self), stype or self.stype, 'attach_grad')
+        mark_variables([self], [grad], grad_req)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Computes the gradients of this array with respect to the marked variables."""
@@ -948,7 +1063,8 @@ def copy_into(src, dst):
     dev = dst._ctx.torch_device
     rec = bool(mode.recording and src._var.leaves)
     if rec:
-        dst._var.leaves = src._var.leaves
+        record_outputs([dst._var], [src._var], src._var.leaves,
+                       (registry.get('_copy'), {}, (src,)))
     fresh = dst._var.tensor is None and dst._view is None and dst._var.writer is None
     dtype = dtype_torch(dst._dtype)
 

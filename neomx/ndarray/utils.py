@@ -24,6 +24,7 @@ import torch
 
 from ..base import MXNetError, dtype_flag, dtype_name
 from ..context import Context, cpu, num_gpus
+from ..util import is_np_shape
 from .ndarray import NDArray
 
 __all__ = ['save', 'load', 'load_frombuffer', 'dumps', 'loads']
@@ -43,9 +44,9 @@ def _record(arr):
         t = t.cpu()
     flag = dtype_flag(arr._dtype)
     shape = arr.shape
-    # MXNet writes V3 records under NumPy shape semantics (where () is a 0-d array, not an
-    # absent one); a 0-d array can only be written that way.
-    from ..util import is_np_shape
+    # Under NumPy shape semantics MXNet writes V3 records (where 0-d arrays and zero sizes mean
+    # what they say) and reads each kind only under the semantics it was written in; a 0-d
+    # array can only be written that way.
     magic = V3_MAGIC if (not shape or is_np_shape()) else V2_MAGIC
     head = struct.pack('<Iii', magic, 0, len(shape))
     dims = struct.pack('<%dq' % len(shape), *shape)
@@ -156,6 +157,13 @@ def _place(dev_type, dev_id):
 def _read_array(r):
     from .creation import array
     (magic,) = r.unpack('<I', 'record magic')
+    if magic == V3_MAGIC and not is_np_shape():
+        raise MXNetError("%s: the array was saved in np shape semantics and must be loaded in "
+                         "them: load it inside `with mx.np_shape(True):` (or under npx.set_np())"
+                         % r.source)
+    if magic in (V1_MAGIC, V2_MAGIC) and is_np_shape() and not _global_np_shape():
+        raise MXNetError("%s: the array was not saved in np shape semantics but is being loaded "
+                         "in them: load it inside `with mx.np_shape(False):`" % r.source)
     if magic in (V2_MAGIC, V3_MAGIC):
         (stype,) = r.unpack('<i', 'storage type')
         if stype != 0:
@@ -192,10 +200,26 @@ def _read_array(r):
     if np_type is None:
         raise MXNetError("%s: unknown dtype flag %d" % (r.source, flag))
     itemsize = np.dtype(np_type).itemsize
-    data = np.frombuffer(r.take(itemsize * n, 'data'), dtype=np_type).reshape(dims or (1,))
+    data = np.frombuffer(r.take(itemsize * n, 'data'), dtype=np_type).reshape(dims)
     if not dims:        # a 0-d array of a V3 record
-        return _to_ctx(torch.from_numpy(data.reshape(()).copy()), dev_type, dev_id)
+        return _to_ctx(torch.from_numpy(data.copy()), dev_type, dev_id)
     return array(data, ctx=_place(dev_type, dev_id), dtype=dtype_name(np_type))
+
+
+def _global_np_shape():
+    from .. import util
+    return util._global_np_shape and util._shape_state.active is None
+
+
+def raw_bytes(arr):
+    """The one-array record of ``arr`` (MXNet's ``MXNDArraySaveRawBytes``, kept by
+    ``NDArray.__getstate__``)."""
+    return _record(arr)
+
+
+def from_raw_bytes(buf, source='<raw bytes>'):
+    """The array of a one-array record (``raw_bytes``); None for an empty record."""
+    return _read_array(_Reader(buf, source))
 
 
 def _to_ctx(t, dev_type, dev_id):

@@ -2,6 +2,7 @@
 included) in and out."""
 from ..ndarray import utils as _nd_utils
 from ..ndarray.ndarray import NDArray
+from ..util import np_shape
 
 __all__ = ['save', 'load']
 
@@ -21,12 +22,14 @@ def save(file, arr):
                 raise TypeError("npx.save: %s is not an ndarray" % type(v).__name__)
     else:
         raise ValueError("npx.save: data must be an ndarray, a list or a dict of them")
-    _nd_utils.save(file, arr)
+    with np_shape(True):        # npx files are written and read under NumPy shape semantics
+        _nd_utils.save(file, arr)
 
 
 def load(file):
     """Loads what ``save`` wrote, as ``mx.np.ndarray`` (a list, or a dict for named arrays)."""
-    data = _nd_utils.load(file)
+    with np_shape(True):
+        data = _nd_utils.load(file)
     if isinstance(data, dict):
         return {k: v.as_np_ndarray() for k, v in data.items()}
     return [v.as_np_ndarray() for v in data]

@@ -248,6 +248,15 @@ def _round_half_away(x):
     return torch.sign(x) * torch.floor(torch.abs(x) + 0.5)
 
 
+def _integral(f):
+    """Rounding ``f`` that leaves integer arrays alone (not through float32, which would
+    change integers above 2**24)."""
+    def k(x):
+        return f(x) if x.is_floating_point() else x.clone()
+    k.__name__ = f.__name__
+    return k
+
+
 def _rint(x):
     # MXNet's rint takes the floor on ties (rint(-0.5) = -1, rint(1.5) = 1).
     lo, hi = torch.floor(x), torch.ceil(x)
@@ -277,8 +286,9 @@ _UNARY = {
     'cos': torch.cos, 'tan': torch.tan, 'arcsin': torch.asin, 'arccos': torch.acos,
     'arctan': torch.atan, 'sinh': torch.sinh, 'cosh': torch.cosh, 'tanh': torch.tanh,
     'arcsinh': torch.asinh, 'arccosh': torch.acosh, 'arctanh': torch.atanh,
-    'degrees': torch.rad2deg, 'radians': torch.deg2rad, 'floor': torch.floor, 'ceil': torch.ceil,
-    'round': _round_half_away, 'rint': _rint, 'fix': torch.trunc, 'trunc': torch.trunc,
+    'degrees': torch.rad2deg, 'radians': torch.deg2rad, 'floor': _integral(torch.floor),
+    'ceil': _integral(torch.ceil), 'round': _integral(_round_half_away),
+    'rint': _integral(_rint), 'fix': _integral(torch.trunc), 'trunc': _integral(torch.trunc),
     'relu': torch.relu, 'sigmoid': torch.sigmoid, 'softsign': torch.nn.functional.softsign,
     'erf': torch.erf, 'erfinv': torch.erfinv, 'gamma': _gamma, 'gammaln': torch.lgamma,
     'logical_not': _logical_not,

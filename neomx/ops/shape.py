@@ -479,9 +479,12 @@ def _broadcast_to(data, shape):
 register('broadcast_to', view=True, fluent=True, attrs={'shape': Shape()})(_broadcast_to)
 
 
-def _broadcast_like(lhs, rhs, lhs_axes, rhs_axes):
-    if not lhs_axes:
+def _broadcast_like(lhs, rhs, lhs_axes=None, rhs_axes=None):
+    if lhs_axes is None and rhs_axes is None:
         return lhs.expand(rhs.shape)
+    if not lhs_axes or not rhs_axes or len(lhs_axes) != len(rhs_axes):
+        raise ShapeError("lhs_axes %s and rhs_axes %s must be non-empty and of one length "
+                         "(or both left out)" % (lhs_axes, rhs_axes))
     target = list(lhs.shape)
     for a, b in zip(lhs_axes, rhs_axes):
         target[_norm_axis(a, lhs.dim())] = rhs.shape[_norm_axis(b, rhs.dim())]
@@ -489,7 +492,7 @@ def _broadcast_like(lhs, rhs, lhs_axes, rhs_axes):
 
 
 register('broadcast_like', inputs=('lhs', 'rhs'), view=True,
-         attrs={'lhs_axes': Shape(()), 'rhs_axes': Shape(())})(_broadcast_like)
+         attrs={'lhs_axes': Shape(None), 'rhs_axes': Shape(None)})(_broadcast_like)
 
 
 def _broadcast_axis(data, axis, size):

@@ -17,7 +17,8 @@ import torch
 from .. import engine as _engine
 from ..base import MXNetError, mode
 from ..context import current_context
-from ..ndarray.ndarray import NDArray, Storage, _make, _merge_leaves, rng_var, user_line
+from ..ndarray.ndarray import (NDArray, Storage, _make, _merge_leaves, record_outputs, rng_var,
+                               user_line)
 from . import passes
 from .codegen import generate
 from .graph import Graph
@@ -73,23 +74,30 @@ class Program:
             if leaves is None:
                 leaves = _merge_leaves(reads)
             if leaves:
-                rec = True
-                for v in out_vars:
-                    v.leaves = leaves
+                rec = record_outputs(out_vars, [x._var for x in data] + list(pvars), leaves)
         fn = self.code.fn if (rec or self.replay is None) else self.replay
         dev = ctx.torch_device
 
-        def run():
+        def tensors():
             ts = [x._tensor() for x in data]
             if pvars:
                 ts += [v.tensor for v in pvars]
+            if rec is not True:
+                for i in rec:
+                    ts[i] = ts[i].detach()     # outside the graph (see record_outputs)
+            return ts
+
+        def run():
             if rec:
-                torch.set_grad_enabled(True)
+                torch.set_grad_enabled(True)   # before views of the inputs are made
                 try:
-                    rs = fn(*ts, generator=gen, device=dev)
+                    rs = fn(*tensors(), generator=gen, device=dev)
                 finally:
                     torch.set_grad_enabled(False)
             else:
+                ts = [x._tensor() for x in data]
+                if pvars:
+                    ts += [v.tensor for v in pvars]
                 rs = fn(*ts, generator=gen, device=dev)
             for v, r in zip(out_vars, rs):
                 v.tensor = r
