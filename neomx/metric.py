@@ -514,7 +514,9 @@ class Perplexity(EvalMetric):
                 raise ValueError("shape mismatch: %s vs. %s" % (label.shape, pred.shape))
             label = _host(label).reshape(-1).astype('int32')
             pred = numpy.moveaxis(_host(pred), self.axis, -1)
-            prob = pred.reshape(-1, pred.shape[-1])[numpy.arange(label.size), label]
+            # out-of-range labels pick the nearest class, as MXNet's pick (mode='clip') does
+            picked = numpy.clip(label, 0, pred.shape[-1] - 1)
+            prob = pred.reshape(-1, pred.shape[-1])[numpy.arange(label.size), picked]
             if self.ignore_label is not None:
                 ignore = (label == self.ignore_label).astype(prob.dtype)
                 num -= int(ignore.sum())

@@ -481,3 +481,45 @@ def test_checkpoints_exchange_with_mxnet(tmp_path, mxnet_ref):
     assert set(back.get_params()[1]) == {'bn_moving_mean', 'bn_moving_var'}
     np.testing.assert_allclose(back.predict(mx.io.NDArrayIter(X, batch_size=10)).asnumpy(),
                                np.load(tmp_path / 'mxnet_pred.npy'), rtol=1e-5, atol=1e-6)
+
+
+def test_executor_groups_share_parameters_and_data_buffers():
+    from neomx.module.executor_group import DataParallelExecutorGroup
+
+    def net(layers):
+        x = mx.sym.contrib.SparseEmbedding(mx.sym.var('data'), input_dim=20, output_dim=4,
+                                           name='embed')
+        for i in range(layers):
+            x = mx.sym.FullyConnected(x, num_hidden=4, flatten=False, name='fc%d' % i)
+        return mx.sym.SoftmaxOutput(mx.sym.Reshape(x, shape=(-1, 4)),
+                                    mx.sym.Reshape(mx.sym.var('softmax_label'), shape=(-1,)),
+                                    name='softmax')
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    shapes = dict(data_shapes=[('data', (4, 3))], label_shapes=[('softmax_label', (4, 3))])
+    small = net(2)
+    params = [n for n in small.list_arguments() if n not in ('data', 'softmax_label')]
+    g1 = DataParallelExecutorGroup(small, ctxs, [1, 1], param_names=params, for_training=True,
+                                   inputs_need_grad=False, **shapes)
+    assert [sorted(d) for d in g1.shared_data_arrays] == [['data', 'softmax_label']] * 2
+    g2 = DataParallelExecutorGroup(net(3), ctxs, [1, 1], param_names=params, for_training=True,
+                                   inputs_need_grad=False, shared_group=g1, **shapes)
+    assert g2.shared_data_arrays is g1.shared_data_arrays
+    assert sorted(g1.shared_data_arrays[0]) == ['data', 'fc2_bias', 'fc2_weight',
+                                                'softmax_label']
+    for e1, e2 in zip(g1.execs, g2.execs):
+        for name in params:
+            assert e1.arg_dict[name] is e2.arg_dict[name]
+            assert e1.grad_dict[name] is e2.grad_dict[name]
+    assert g1.slices == [slice(0, 2), slice(2, 4)]
+
+
+def test_sparse_embedding_and_perplexity_bounds():
+    w = nd.arange(6).reshape((3, 2))
+    assert mx.nd.contrib.SparseEmbedding(nd.array([2, 0]), w, input_dim=3,
+                                         output_dim=2).asnumpy().tolist() == [[4, 5], [0, 1]]
+    with pytest.raises(MXNetError, match=r'outside \[0, 3\)'):
+        mx.nd.contrib.SparseEmbedding(nd.array([3]), w, input_dim=3, output_dim=2).asnumpy()
+    # a label past the last class picks the last class, as MXNet's pick(mode='clip')
+    p = mx.metric.Perplexity(ignore_label=-1)
+    p.update([nd.array([0, 5, -1, 1])], [nd.array([[.3, .7], [.2, .8], [.4, .6], [.5, .5]])])
+    assert p.get()[1] == pytest.approx(2.027400692430936)

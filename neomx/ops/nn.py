@@ -1091,6 +1091,24 @@ register('Embedding', inputs=('data', 'weight'), infer=_embedding_infer,
                 'sparse_grad': Bool(False)})(_embedding)
 
 
+def _sparse_embedding(data, weight, input_dim=0, output_dim=0, dtype='float32',
+                      deterministic=False):
+    """Embedding whose weight MXNet keeps row-sparse (neomx arrays are dense, so it is the
+    same lookup); out-of-range indices are an error here, as in MXNet, not clipped."""
+    idx = data.to(torch.int64)
+    if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= input_dim):
+        raise ShapeError("SparseEmbedding: input contains indices outside [0, %d): %s"
+                         % (input_dim, sorted(set(idx[(idx < 0) | (idx >= input_dim)]
+                                                  .tolist()))[:10]))
+    return F.embedding(idx, weight)
+
+
+register('_contrib_SparseEmbedding', inputs=('data', 'weight'), infer=_embedding_infer,
+         fill=lambda attrs, shapes: [shapes[0], (attrs['input_dim'], attrs['output_dim'])],
+         attrs={'input_dim': Int(), 'output_dim': Int(), 'dtype': DType('float32'),
+                'deterministic': Bool(False)})(_sparse_embedding)
+
+
 def _upsampling(*data, scale=1, num_filter=0, sample_type='nearest', multi_input_mode='concat',
                 num_args=1, workspace=512):
     """Nearest: each input is repeated to ``scale`` times the first input's spatial size,

@@ -398,7 +398,7 @@ def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
         reqs = dict(zip(arg_names, grad_req))
     else:
         reqs = {nm: grad_req.get(nm, 'null') for nm in arg_names}
-    shared_names = set(shared_arg_names or ()) if shared_exec is not None else set()
+    shared_names = set(shared_arg_names or ())
     shared_args = shared_exec.arg_dict if shared_exec is not None else {}
     shared_grads = shared_exec.grad_dict if shared_exec is not None else {}
 
