@@ -269,3 +269,14 @@ def test_cast_storage():
     assert y.asnumpy().tolist() == [[1, 0]] and y._var is not x._var
     with pytest.raises(mx.MXNetError, match='dense'):
         nd.cast_storage(x, stype='csr')
+
+
+def test_split_into_one_part_is_one_array_in_graphs_too():
+    """num_outputs=1 gives one array (not a list of one), also in compiled graphs: an
+    unrolled recurrent cell of length 1 feeds it to FullyConnected."""
+    assert isinstance(nd.split(nd.ones((3, 1, 4)), num_outputs=1, axis=1), nd.NDArray)
+    x = mx.sym.var('x')
+    step = mx.sym.split(x, num_outputs=1, axis=1, squeeze_axis=1)
+    out = mx.sym.FullyConnected(step, num_hidden=2, name='fc')
+    res = out.eval(x=nd.ones((3, 1, 4)), fc_weight=nd.ones((2, 4)), fc_bias=nd.zeros((2,)))[0]
+    np.testing.assert_array_equal(res.asnumpy(), np.full((3, 2), 4.0))

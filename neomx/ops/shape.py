@@ -281,7 +281,7 @@ def _split(data, num_outputs, axis, squeeze_axis):
     parts = torch.chunk(data, num_outputs, dim=axis)
     if squeeze_axis:
         parts = [p.squeeze(axis) for p in parts]
-    return tuple(parts)
+    return parts[0] if num_outputs == 1 else tuple(parts)     # one output: one tensor
 
 
 register('SliceChannel', aliases=('split',), view=True, fluent=True,
@@ -300,7 +300,7 @@ def _split_v2(data, indices, axis, squeeze_axis, sections):
     parts = [data.narrow(axis, a, b - a) for a, b in zip(bounds, bounds[1:])]
     if squeeze_axis:
         parts = [p.squeeze(axis) for p in parts]
-    return tuple(parts)
+    return parts[0] if len(parts) == 1 else tuple(parts)
 
 
 register('_split_v2', view=True, num_outputs=lambda attrs: len(attrs['indices']),
