@@ -1,10 +1,13 @@
 """``DataLoader``: mini-batches from a dataset, optionally prepared by worker processes.
 
-With ``num_workers=0`` batches are made in the calling thread. With ``num_workers > 0`` a pool
-of worker processes (forked, so datasets and transforms need not pickle) reads the samples and
-batches them; each worker runs operations inline (``NaiveEngine``) on one thread, returns its
-batch as NumPy arrays, and the parent wraps them into NDArrays without copying. With
-``thread_pool=True`` the workers are threads of this process instead.
+With ``num_workers=0`` batches are made in the calling thread. With ``num_workers > 0`` worker
+processes (forked, so datasets and transforms need not pickle) read the samples and batch
+them; each worker runs operations inline (``NaiveEngine``) on one thread, returns its batch as
+NumPy arrays, and the parent wraps them into NDArrays without copying. A worker that raises
+passes its exception to the parent; one that dies (a signal, the system's out-of-memory
+killer) gives a DataLoaderWorkerError at once; workers end with their loader, with the
+interpreter, and on their own when the parent is gone. With ``thread_pool=True`` the workers
+are threads of this process instead.
 
 >>> import numpy as np
 >>> from neomx.gluon.data import ArrayDataset, DataLoader
@@ -13,11 +16,16 @@ batch as NumPy arrays, and the parent wraps them into NDArrays without copying. 
 [((2, 2), (2,)), ((2, 2), (2,))]
 """
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.pool
 import os
+import pickle
 import random
 import signal
-import sys
+import threading
+import time
+import traceback
+import weakref
 
 import numpy as np
 import torch
@@ -102,37 +110,11 @@ def _from_host(batch, pin):
 
 
 # -- worker processes ----------------------------------------------------------------------
-
-_worker_dataset = None
-
-
-def _worker_initializer(dataset, counter, base_seed):
-    """Runs once in each worker process."""
-    global _worker_dataset
-    _worker_dataset = dataset
-    # The parent's engine threads do not exist in a forked child: run operations inline, on
-    # one thread, since the workers already use the cores between them.
-    os.environ['NEOMX_CPU_THREADS'] = '1'
-    torch.set_num_threads(1)
-    from ... import engine
-    engine.set_engine_type('NaiveEngine')
-    # Every child starts from the parent's generator states: reseed them per worker, or all
-    # workers would draw the same random augmentations.
-    with counter.get_lock():
-        index = counter.value
-        counter.value += 1
-    seed = (base_seed + 7919 * (index + 1)) % (1 << 31)
-    np.random.seed(seed)
-    random.seed(seed)
-    torch.manual_seed(seed)
-    from ... import random as mx_random
-    mx_random.seed(seed)
-
-
-def _worker_fn(samples, batchify_fn, dataset=None):
-    """Makes one batch in a worker process."""
-    return _to_host(batchify_fn([_worker_dataset[i] for i in samples]))
-
+#
+# Each worker process has a pipe of its own to the parent: no lock or queue is shared, so a
+# worker killed in any state blocks neither the parent nor the other workers
+# (multiprocessing.Pool.terminate can hang forever on a lock of its shared task queue), and
+# the parent learns of a dead worker from its process sentinel at once.
 
 def _thread_worker_fn(samples, batchify_fn, dataset):
     """Makes one batch in a worker thread."""
@@ -151,8 +133,241 @@ class DataLoaderTimeout(MXNetError, multiprocessing.TimeoutError):
     """A worker took longer than ``timeout`` seconds to make a batch."""
 
 
+class DataLoaderWorkerError(MXNetError):
+    """A worker process ended (killed by a signal, or exited) before returning a batch."""
+
+
+class _WorkerTraceback(Exception):
+    """The traceback of an exception raised in a worker process (its ``__cause__``)."""
+
+    def __str__(self):
+        return '\n\n"""\n%s"""' % self.args[0]
+
+
+def _worker_setup(seed):
+    """Runs first in each worker process."""
+    # The parent's engine threads do not exist in a forked child: run operations inline, on
+    # one thread, since the workers already use the cores between them.
+    os.environ['NEOMX_CPU_THREADS'] = '1'
+    torch.set_num_threads(1)
+    from ... import engine
+    engine.set_engine_type('NaiveEngine')
+    # Every child starts from the parent's generator states: reseed them per worker, or all
+    # workers would draw the same random augmentations.
+    np.random.seed(seed)
+    random.seed(seed)
+    torch.manual_seed(seed)
+    from ... import random as mx_random
+    mx_random.seed(seed)
+
+
+def _portable(exc):
+    """(exception, traceback text) for the parent; an exception that does not pickle is
+    replaced by an MXNetError naming it."""
+    text = ''.join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        exc = MXNetError('%s: %s' % (type(exc).__name__, exc))
+    return exc, text
+
+
+def _worker_loop(conn, others, dataset, batchify_fn, seed, parent):
+    """A worker process: makes the batches asked for on ``conn`` until told to stop, the
+    parent closes its end, or the parent is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to handle
+    for c in others:        # the parent's ends of other pipes, inherited by the fork
+        c.close()
+    _worker_setup(seed)
+    while True:
+        try:
+            # A timeout, so that a worker whose parent died exits even while another process
+            # still holds the parent's end of this pipe.
+            if not conn.poll(1.0):
+                if os.getppid() != parent:
+                    return
+                continue
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        tag, samples = msg
+        try:
+            out = (True, _to_host(batchify_fn([dataset[i] for i in samples])))
+        except BaseException as e:  # noqa: B902 (the parent raises it)
+            out = (False, _portable(e))
+        try:
+            try:
+                conn.send((tag, out))
+            except (pickle.PicklingError, TypeError, AttributeError) as e:   # the batch
+                conn.send((tag, (False, _portable(e))))
+        except OSError:     # the parent is gone
+            return
+
+
+def _stop_workers(procs, conns):
+    """Ends the worker processes: closing the pipes stops idle workers, SIGTERM busy ones,
+    SIGKILL any left after a second; waits for them (no orphans, no zombies)."""
+    for c in conns:
+        try:
+            c.close()
+        except OSError:
+            pass
+    for p in procs:
+        if p.exitcode is None:
+            try:
+                p.terminate()
+            except OSError:
+                pass
+    deadline = time.monotonic() + 1.0
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in procs:
+        if p.exitcode is None:
+            try:
+                p.kill()
+            except OSError:
+                pass
+            p.join(5.0)
+
+
+def _describe_exit(proc):
+    code = proc.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = 'signal %d' % -code
+        hint = (' (the system kills a process that runs out of memory with SIGKILL)'
+                if -code == signal.SIGKILL else '')
+        return 'was killed by %s%s' % (name, hint)
+    return 'exited with code %s' % code
+
+
+class _WorkerPool:
+    """The worker processes of one DataLoader. ``submit`` hands a batch's sample indices to
+    the least busy worker, ``get`` waits for that batch; results of passes that were dropped
+    are discarded as they arrive."""
+
+    def __init__(self, num_workers, dataset, batchify_fn):
+        # Forking copies the arrays as they are: finish the operations that write them first.
+        nd.waitall()
+        _import_meta_kernels()
+        ctx = multiprocessing.get_context('fork')
+        base_seed = int(np.random.randint(0, 1 << 30))
+        self._procs, self._conns = [], []
+        self._pending = [0] * num_workers       # batches asked of each worker, not yet read
+        self._ready = [{} for _ in range(num_workers)]   # tag -> result read ahead
+        self._live = set()      # serial numbers of the passes still wanted
+        self._serial = 0
+        self._next = 0
+        self.broken = None      # the error that ended this pool
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN) \
+            if threading.current_thread() is threading.main_thread() else None
+        try:
+            for i in range(num_workers):
+                ours, theirs = ctx.Pipe()
+                p = ctx.Process(target=_worker_loop, name='DataLoader worker %d' % i,
+                                args=(theirs, self._conns + [ours], dataset, batchify_fn,
+                                      (base_seed + 7919 * (i + 1)) % (1 << 31), os.getpid()),
+                                daemon=True)
+                p.start()
+                theirs.close()
+                self._procs.append(p)
+                self._conns.append(ours)
+        finally:
+            if handler is not None:
+                signal.signal(signal.SIGINT, handler)
+        # Also at interpreter exit, before multiprocessing's own handler would join them.
+        self._finalizer = weakref.finalize(self, _stop_workers, self._procs, self._conns)
+
+    def new_pass(self):
+        self._serial += 1
+        self._live.add(self._serial)
+        return self._serial
+
+    def end_pass(self, serial):
+        self._live.discard(serial)
+        for ready in self._ready:
+            for tag in [t for t in ready if t[0] == serial]:
+                del ready[tag]
+
+    def submit(self, tag, samples):
+        """Sends batch ``tag`` (serial, index) to a worker; returns the worker's number."""
+        self._check()
+        self._drain()
+        n = len(self._procs)
+        k = min(range(n), key=lambda i: (self._pending[i], (i - self._next) % n))
+        self._next = (k + 1) % n
+        try:
+            self._conns[k].send((tag, samples))
+        except OSError:
+            self._fail(k, tag)
+        self._pending[k] += 1
+        return k
+
+    def get(self, k, tag, timeout):
+        """The result of batch ``tag`` from worker ``k``: (True, batch) or (False,
+        (exception, traceback text)). Raises DataLoaderTimeout after ``timeout`` seconds and
+        DataLoaderWorkerError when the worker dies."""
+        ready = self._ready[k]
+        if tag in ready:
+            return ready.pop(tag)
+        self._check()
+        conn, proc = self._conns[k], self._procs[k]
+        deadline = time.monotonic() + timeout
+        while True:
+            if conn.poll():
+                got, out = self._recv(k, tag)
+                if got == tag:
+                    return out
+                continue
+            if proc.exitcode is not None:
+                self._fail(k, tag)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise DataLoaderTimeout(
+                    "DataLoader: a worker took more than timeout=%s seconds to make batch %d. A "
+                    "slow dataset or transform needs a larger timeout=." % (timeout, tag[1]))
+            multiprocessing.connection.wait([conn, proc.sentinel], left)
+
+    def _recv(self, k, tag):
+        try:
+            got, out = self._conns[k].recv()
+        except (EOFError, OSError):
+            self._procs[k].join(1.0)
+            self._fail(k, tag)
+        self._pending[k] -= 1
+        if got != tag and got[0] in self._live:
+            self._ready[k][got] = out
+        return got, out
+
+    def _drain(self):
+        """Reads the results that have arrived, so that no worker waits to send one."""
+        for k, conn in enumerate(self._conns):
+            while self._pending[k] and conn.poll():
+                self._recv(k, None)
+
+    def _fail(self, k, tag):
+        proc = self._procs[k]
+        self.broken = DataLoaderWorkerError(
+            "DataLoader: worker process %d (pid %s) %s%s; the loader starts new workers on "
+            "its next pass" % (k, proc.pid, _describe_exit(proc),
+                               '' if tag is None else ' while making batch %d' % tag[1]))
+        self.close()
+        raise self.broken
+
+    def _check(self):
+        if self.broken is not None:
+            raise self.broken
+
+    def close(self):
+        self._finalizer()
+
+
 class _MultiWorkerIter:
-    """One pass over the batches, made by a pool of workers, returned in order."""
+    """One pass over the batches, made by worker processes (or threads), returned in order."""
 
     def __init__(self, loader):
         self._loader = loader
@@ -160,6 +375,7 @@ class _MultiWorkerIter:
         self._batchify_fn = loader._batchify_fn
         self._batch_sampler = loader._batch_sampler
         self._threads = loader._thread_pool
+        self._serial = None if self._threads else self._pool.new_pass()
         self._buffer = {}
         self._rcvd_idx = 0
         self._sent_idx = 0
@@ -178,7 +394,7 @@ class _MultiWorkerIter:
             job = self._pool.apply_async(_thread_worker_fn,
                                          (r, self._batchify_fn, self._loader._dataset))
         else:
-            job = self._pool.apply_async(_worker_fn, (r, self._batchify_fn))
+            job = self._pool.submit((self._serial, self._sent_idx), r)
         self._buffer[self._sent_idx] = job
         self._sent_idx += 1
 
@@ -188,13 +404,19 @@ class _MultiWorkerIter:
             raise StopIteration
         job = self._buffer.pop(self._rcvd_idx)
         timeout = self._loader._timeout
-        try:
-            batch = job.get(timeout)
-        except multiprocessing.TimeoutError:
-            raise DataLoaderTimeout(
-                "DataLoader: a worker took more than timeout=%s seconds to make batch %d. A slow "
-                "dataset or transform needs a larger timeout=; a worker killed by the system (out "
-                "of memory) never answers." % (timeout, self._rcvd_idx)) from None
+        if self._threads:
+            try:
+                batch = job.get(timeout)
+            except multiprocessing.TimeoutError:
+                raise DataLoaderTimeout(
+                    "DataLoader: a worker took more than timeout=%s seconds to make batch %d. "
+                    "A slow dataset or transform needs a larger timeout=."
+                    % (timeout, self._rcvd_idx)) from None
+        else:
+            ok, batch = self._pool.get(job, (self._serial, self._rcvd_idx), timeout)
+            if not ok:
+                exc, text = batch
+                raise exc from _WorkerTraceback(text)
         self._rcvd_idx += 1
         if not self._threads:
             batch = _from_host(batch, self._loader._pin_ctx)
@@ -206,6 +428,13 @@ class _MultiWorkerIter:
 
     def __iter__(self):
         return self
+
+    def __del__(self):
+        if self._serial is not None:
+            try:
+                self._pool.end_pass(self._serial)
+            except Exception:   # at interpreter exit
+                pass
 
 
 class DataLoader:
@@ -276,23 +505,13 @@ class DataLoader:
     def _start_pool(self):
         if self._thread_pool:
             return multiprocessing.pool.ThreadPool(self._num_workers)
-        # Forking copies the arrays as they are: finish the operations that write them first.
-        nd.waitall()
-        _import_meta_kernels()
-        ctx = multiprocessing.get_context('fork' if sys.platform != 'win32' else None)
-        counter = ctx.Value('i', 0)
-        base_seed = int(np.random.randint(0, 1 << 30))
-        # Workers ignore Ctrl-C: the parent handles it and terminates them.
-        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            return ctx.Pool(self._num_workers, initializer=_worker_initializer,
-                            initargs=(self._dataset, counter, base_seed))
-        finally:
-            signal.signal(signal.SIGINT, handler)
+        return _WorkerPool(self._num_workers, self._dataset, self._batchify_fn)
 
     def _prefetch_iter(self):
         if self._num_workers == 0:
             return self._same_process_iter()
+        if getattr(self._worker_pool, 'broken', None) is not None:     # a worker died
+            self._worker_pool = self._start_pool()
         return _MultiWorkerIter(self)
 
     def _same_process_iter(self):
@@ -326,4 +545,7 @@ class DataLoader:
         pool = getattr(self, '_worker_pool', None)
         if pool is not None:
             self._worker_pool = None
-            pool.terminate()
+            if isinstance(pool, _WorkerPool):
+                pool.close()
+            else:
+                pool.terminate()
