@@ -13,7 +13,7 @@ import torch
 __all__ = ['MXNetError', 'NotSupportedForSparseNDArray', 'NotImplementedForSymbol',
            'numeric_types', 'integer_types', 'string_types', 'dtype_np', 'dtype_torch',
            'dtype_name', 'env_int', 'env_str', 'data_dir', 'data_dir_default', 'py_str', 'c_str',
-           'classproperty', 'with_metaclass', 'register_error', 'error_types']
+           'classproperty', 'ClassPropertyMeta', 'with_metaclass', 'register_error', 'error_types']
 
 
 class MXNetError(RuntimeError):
@@ -92,13 +92,34 @@ def _as_list(obj):
 
 
 class classproperty:
-    """A read-only property of a class (``@classproperty def name(cls): ...``)."""
+    """A property of a class (``@classproperty def name(cls): ...``); with a ``setter`` it can
+    be assigned (``Cls.name = value``) on classes made by ``ClassPropertyMeta``."""
 
-    def __init__(self, fget):
+    def __init__(self, fget, fset=None):
         self.fget = fget
+        self.fset = fset
 
     def __get__(self, obj, owner):
         return self.fget(owner)
+
+    def setter(self, fset):
+        self.fset = fset
+        return self
+
+
+class ClassPropertyMeta(type):
+    """The metaclass that routes ``Cls.name = value`` to a ``classproperty``'s setter (MXNet
+    keeps its per-thread defaults, such as ``Context.default_ctx``, so)."""
+
+    def __setattr__(cls, key, value):
+        for klass in cls.__mro__:
+            prop = klass.__dict__.get(key)
+            if prop is not None:
+                if isinstance(prop, classproperty) and prop.fset is not None:
+                    prop.fset(cls, value)
+                    return
+                break
+        super().__setattr__(key, value)
 
 
 def with_metaclass(meta, *bases):

@@ -15,21 +15,12 @@ import warnings
 
 import torch
 
-from .base import MXNetError
+from .base import ClassPropertyMeta, MXNetError, classproperty
 
 __all__ = ['Context', 'cpu', 'gpu', 'cpu_pinned', 'num_gpus', 'current_context', 'gpu_memory_info']
 
 
-class _DefaultContext:
-    """``Context.default_ctx``, MXNet 1.x's deprecated class attribute: the current context."""
-
-    def __get__(self, obj, cls=None):
-        warnings.warn("Context.default_ctx has been deprecated. Please use "
-                      "Context.current_context() instead.", DeprecationWarning, stacklevel=2)
-        return current_context()
-
-
-class Context:
+class Context(metaclass=ClassPropertyMeta):
     """A device: ``Context('cpu', 0)``, ``Context('gpu', 1)`` or ``Context(other_context)``."""
     devtype2str = {1: 'cpu', 2: 'gpu', 3: 'cpu_pinned', 5: 'cpu_shared'}
     devstr2type = {'cpu': 1, 'gpu': 2, 'cpu_pinned': 3, 'cpu_shared': 5}
@@ -111,7 +102,17 @@ class Context:
     def is_gpu(self):
         return self.device_typeid == 2
 
-    default_ctx = _DefaultContext()
+    @classproperty
+    def default_ctx(cls):
+        """MXNet 1.x's deprecated class attribute: this thread's current context (assigning
+        it sets this thread's default)."""
+        warnings.warn("Context.default_ctx has been deprecated. Please use "
+                      "Context.current_context() instead.", DeprecationWarning, stacklevel=2)
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx):
+        Context._default.value = ctx
 
 
 def cpu(device_id=0):

@@ -439,14 +439,18 @@ def test_error_names_operator_and_line_and_propagates(engine):
     assert 'operator check_positive failed: ValueError: found a value <= 0' in str(err)
     assert '%s, line %d' % (__file__, line) in str(err)
     assert isinstance(err.__cause__, ValueError)
-    # Everything downstream of the failure fails with the same error object.
+    # As in MXNet, the error is raised once: raising it clears it from every array it reached
+    # (their values are then unset memory: zeros here).
     for x in (bad, dependent):
-        with pytest.raises(EngineError) as again:
-            x.wait_to_read()
-        assert again.value is err
+        x.wait_to_read()
+    assert bad.asnumpy().shape == (2,)
+    # Work pushed on a failed array before its error is raised fails with the same error.
+    bad2, _ = failing(a)
+    later = bad2 * 2
     with pytest.raises(EngineError) as again:
-        bad.asscalar() if bad.size == 1 else float(bad[0])
-    assert again.value is err
+        later.wait_to_read()
+    assert again.value.op_name == 'check_positive' and again.value is not err
+    bad2.wait_to_read()
     # Independent work ran, and the engine keeps working.
     assert independent.asnumpy().tolist() == [9, 12]
     assert ((a + 1) * 3).asnumpy().tolist() == [0, 9]
@@ -465,9 +469,24 @@ def test_waitall_raises_first_error_once(engine):
     assert info.value.where == (__file__, line)
     nd.waitall()                            # raised once: the engine is clean again
     assert fine.asnumpy().tolist() == [10, -12]
-    # A failed array keeps failing when read.
-    with pytest.raises(EngineError, match='check_positive'):
-        second.asnumpy()
+    # As in MXNet, waitall cleared every pending error: the failed arrays read as unset.
+    first.wait_to_read()
+    second.wait_to_read()
+
+
+def test_a_failed_random_operation_fails_the_next_until_raised(engine):
+    # The generator's state is written by every random operation: as in MXNet, one that fails
+    # fails the random operations pushed after it until its error is raised, then they work.
+    bad = nd.random.normal(0, -1, (2, 2))
+    nxt = nd.random.normal(0, 1, (2, 2))
+    with pytest.raises(MXNetError, match='std'):
+        nxt.wait_to_read()
+    bad.wait_to_read()
+    assert nd.random.normal(0, 1, (2, 2)).asnumpy().shape == (2, 2)
+    a, b = nd.random.normal(0, -1, (2, 2))      # two views of one failed array
+    with pytest.raises(MXNetError):
+        a.asnumpy()
+    assert b.asnumpy().shape == (2,)
 
 
 def test_error_in_raw_push_and_errors_on_two_devices():

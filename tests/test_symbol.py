@@ -419,3 +419,57 @@ def test_cached_op_gradient_equals_imperative():
     l2.backward()
     np.testing.assert_allclose(l1.asnumpy(), l2.asnumpy(), rtol=1e-6)
     np.testing.assert_allclose(w1.grad.asnumpy(), w2.grad.asnumpy(), rtol=1e-5)
+
+
+def test_executor_as_mxnet_backward_outputs_and_reshape():
+    x = mx.sym.var('x')
+    y = mx.sym.FullyConnected(x, num_hidden=4)
+    exe = y.simple_bind(mx.cpu(), x=(5, 4))
+    out = exe.outputs[0]
+    exe.arg_arrays[0][:] = 1
+    exe.arg_arrays[1][:] = 1
+    exe.arg_arrays[2][:] = 0
+    exe.forward()                          # is_train=False: backward still follows
+    assert exe.outputs[0] is out and out.asnumpy()[0].tolist() == [4] * 4
+    exe.backward(mx.nd.ones((5, 4)))
+    assert exe.grad_arrays[1].asnumpy()[0].tolist() == [5] * 4
+    # A smaller executor works in part of the bigger one's memory; a larger one only with
+    # allow_up_sizing, in new arrays.
+    small = exe.reshape(x=(3, 4))
+    small.arg_arrays[0][:] = 2
+    assert exe.arg_arrays[0].asnumpy()[:, 0].tolist() == [2, 2, 2, 1, 1]
+    small.forward()
+    assert exe.outputs[0].asnumpy()[:, 0].tolist() == [8, 8, 8, 4, 4]
+    with pytest.raises(MXNetError, match='allow_up_sizing'):
+        exe.reshape(x=(6, 4))
+    big = exe.reshape(allow_up_sizing=True, x=(6, 4))
+    big.arg_arrays[0][:] = 0
+    assert exe.arg_arrays[0].asnumpy()[3, 0] == 1
+    assert big.arg_arrays[1] is exe.arg_arrays[1]
+
+
+def test_scopes_and_default_context_are_per_thread():
+    import threading
+    seen = {}
+
+    def other():
+        with mx.cpu(10), mx.AttrScope(x='hello'), mx.name.NameManager():
+            ready.wait()
+            seen['ctx'] = mx.Context.default_ctx
+            seen['attr'] = mx.AttrScope.current._attr
+            seen['name'] = mx.name.NameManager.current.get(None, 'op')
+    ready = threading.Event()
+    t = threading.Thread(target=other)
+    t.start()
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', DeprecationWarning)
+        mx.Context.default_ctx = mx.cpu(11)
+        mx.AttrScope.current = mx.AttrScope(x='hi')
+        mx.name.NameManager.current = mx.name.NameManager()
+        mx.name.NameManager.current.get(None, 'op')
+        ready.set()
+        t.join()
+        assert mx.Context.default_ctx == mx.cpu(11) and mx.current_context() == mx.cpu(11)
+        mx.Context.default_ctx = mx.cpu(0)
+    mx.AttrScope.current = mx.AttrScope()
+    assert seen == {'ctx': mx.cpu(10), 'attr': {'x': 'hello'}, 'name': 'op0'}

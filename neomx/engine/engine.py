@@ -28,6 +28,7 @@ class EngineError(MXNetError):
     """An operator failed while the engine ran it."""
 
     def __init__(self, name, where, exc):
+        self.vars = []          # the Vars it failed (see Engine._clear)
         self.op_name = name
         self.where = where
         self.original = exc
@@ -122,9 +123,11 @@ class Engine:
         """Runs ``fn`` with the error rule of the engine."""
         if self.tainted:
             for v in reads:
-                if v.error is not None:
+                err = v.error
+                if err is not None:
                     for w in writes:
-                        w.error = v.error
+                        w.error = err
+                    err.vars.extend(writes)
                     return
             try:
                 fn()
@@ -179,9 +182,19 @@ class Engine:
         err.__cause__ = exc if err is not exc else exc.__cause__
         for w in writes:
             w.error = err
+        err.vars = list(writes)
         self.tainted = True
         if len(self.errors) < 64:   # the first are the ones waitall reports
             self.errors.append(err)
+
+    # As in MXNet, an error is raised once: raising it (for one of the Vars it reached, or
+    # from waitall) clears it from every Var, so those arrays can be read again.
+    @staticmethod
+    def _clear(err):
+        for v in err.vars:
+            if v.error is err:
+                v.error = None
+        err.vars = []
 
     def _raise_for(self, var):
         err = var.error
@@ -190,11 +203,14 @@ class Engine:
                 self.errors.remove(err)
             except ValueError:
                 pass
+            self._clear(err)
             raise err
 
     def _raise_pending(self):
         if self.errors:
             err = self.errors[0]
+            for e in self.errors:
+                self._clear(e)
             self.errors.clear()
             raise err
 

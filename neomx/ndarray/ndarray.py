@@ -677,7 +677,23 @@ class NDArray:
     def _data(self):
         """The tensor after waiting for it (for code outside the engine)."""
         self.wait_to_read()
+        if self._var.tensor is None:
+            self._refill()
         return self._tensor()
+
+    def _refill(self):
+        """Storage for an array whose producing operation failed, once its error was raised:
+        MXNet reads such an array's memory, unset; neomx gives zeros."""
+        var = self._var
+        need = (self._view or 0) + self.size
+        with _engine._engine._lock:
+            t = var.tensor
+            if t is None or t.numel() < need:
+                fresh = torch.zeros(need if self._view is not None else self._shape,
+                                    dtype=dtype_torch(self._dtype), device=self._ctx.torch_device)
+                if t is not None:
+                    fresh.view(-1)[:t.numel()] = t.reshape(-1)
+                var.tensor = fresh
 
     # --- synchronisation ---
     def wait_to_read(self):

@@ -922,6 +922,10 @@ def argmin(a, axis=None, out=None, keepdims=False):
 
 # -- shapes ---------------------------------------------------------------------------------------
 
+class _ReshapeError(MXNetError, ValueError):
+    """A shape that does not fit: MXNet raises MXNetError, NumPy ValueError."""
+
+
 def reshape(a, newshape, order='C'):
     """``a`` with shape ``newshape`` (one -1 inferred); a view sharing ``a``'s storage."""
     a = _as_np(a)
@@ -931,7 +935,7 @@ def reshape(a, newshape, order='C'):
         try:
             new = np_reshape_target(a._shape, newshape)
         except registry.ShapeError as e:
-            raise ValueError(str(e)) from None
+            raise _ReshapeError(str(e)) from None
         out = _make(a._var, new, a._dtype, a._ctx, a._view or 0)
         out.__class__ = ndarray
         return out

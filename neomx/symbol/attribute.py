@@ -9,15 +9,23 @@ block (MXNet's ``mx.AttrScope``), e.g. ``ctx_group`` for model parallelism.
 """
 import threading
 
-from ..base import MXNetError
+from ..base import ClassPropertyMeta, MXNetError, classproperty
 
 __all__ = ['AttrScope', 'current']
 
 
-class AttrScope:
+class AttrScope(metaclass=ClassPropertyMeta):
     """The attributes (strings) given here are set on the symbols created in the scope; nested
-    scopes add to the outer ones."""
+    scopes add to the outer ones. ``AttrScope.current`` is this thread's scope."""
     _current = threading.local()
+
+    @classproperty
+    def current(cls):
+        return current()
+
+    @current.setter
+    def current(cls, scope):
+        AttrScope._current.value = scope
 
     def __init__(self, **kwargs):
         for key, value in kwargs.items():

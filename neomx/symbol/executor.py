@@ -133,21 +133,46 @@ class Executor:
             self.outputs = self._forward_monitored(inputs, bool(is_train), where)
             return self.outputs
         prog = self._program(inputs, bool(is_train))
-        if is_train and any(r != 'null' for r in self._grad_req):
-            self.outputs = self._forward_recorded(prog, inputs, where)
+        if any(r != 'null' for r in self._grad_req):
+            # As in MXNet, backward may follow a forward pass with is_train=False too (which
+            # only puts Dropout, BatchNorm and the like in their inference behaviour).
+            outs = self._forward_recorded(prog, inputs, where)
         elif any(x._ctx != self._ctx for x in inputs):
-            self.outputs = self._forward_recorded(prog, inputs, where, record=False)
-            self._saved = _NOTHING if is_train else None
+            outs = self._forward_recorded(prog, inputs, where, record=False)
+            self._saved = _NOTHING
         else:
             prev = mode.training
             mode.training = bool(is_train)
             try:
-                self.outputs = prog.run(inputs, self._ctx, where)
+                outs = prog.run(inputs, self._ctx, where)
             finally:
                 mode.training = prev
-            # a training pass with nothing to differentiate: backward has nothing to do
-            self._saved = _NOTHING if is_train else None
+            # nothing to differentiate: backward has nothing to do
+            self._saved = _NOTHING
+        self.outputs = self._into_outputs(outs, where)
         return self.outputs
+
+    def _into_outputs(self, outs, where):
+        """The arrays of ``outputs`` holding the results ``outs``: as in MXNet an executor's
+        outputs are the same memory from one forward pass to the next (and a reshaped
+        executor's may be part of another's), so the results go into them, by handing over
+        the storage where an output is a whole array and by a copy where it is a view."""
+        old = self.outputs
+        if len(old) != len(outs) or any(o._shape != n._shape or o._dtype != n._dtype
+                                        or o._ctx != n._ctx for o, n in zip(old, outs)):
+            return outs
+
+        def move():
+            for o, n in zip(old, outs):
+                t = n._var.tensor
+                if o._view is None:
+                    o._var.tensor = t
+                else:
+                    with torch.no_grad():
+                        o._tensor().copy_(t)
+        _engine._engine.push(move, [n._var for n in outs], [o._var for o in old], self._ctx,
+                             '_output', where)
+        return old
 
     def _forward_recorded(self, prog, inputs, where, record=True, fn=None, out_specs=None):
         """Pushes the forward pass as one operation; with ``record`` it keeps torch's graph
@@ -256,8 +281,8 @@ class Executor:
         """Back-propagates ``out_grads`` (ones for a None) into ``grad_arrays``."""
         saved = self._saved
         if saved is None:
-            raise MXNetError("backward: call forward(is_train=True) first")
-        if saved is _NOTHING:   # the training pass had nothing to differentiate
+            raise MXNetError("backward: call forward() first")
+        if saved is _NOTHING:   # the forward pass had nothing to differentiate
             return
         if out_grads is None:
             out_grads = [None] * len(self.outputs)
@@ -329,14 +354,31 @@ class Executor:
             raise MXNetError("Executor.reshape: the shapes %s do not determine every "
                              "argument's shape" % (kwargs,))
 
-        def same_or_new(a, s):
-            return a if a is None or a.shape == s else zeros(s, a.context, a.dtype)
-        args = [same_or_new(a, s) for a, s in zip(self.arg_arrays, arg_s)]
-        grads = [same_or_new(g, s) for g, s in zip(self.grad_arrays, arg_s)]
-        aux = [same_or_new(a, s) for a, s in zip(self.aux_arrays, aux_s)]
+        def share(a, s, name):
+            # As in MXNet: the same array for the same shape, a part of its memory for a
+            # smaller one, a new array for a larger one only with allow_up_sizing.
+            if a is None or a.shape == s:
+                return a
+            n = int(np.prod(s))
+            if n <= a.size:
+                return a.reshape((-1,))[:n].reshape(s)
+            if not allow_up_sizing:
+                raise MXNetError("Executor.reshape: new shape %s of %s is larger than the "
+                                 "original %s; first making a big executor and then down "
+                                 "sizing it is more efficient than the reverse. If you really "
+                                 "want to up size, set allow_up_sizing=True"
+                                 % (s, name, a.shape))
+            return zeros(s, a.context, a.dtype)
+        args = [share(a, s, nm) for a, s, nm in zip(self.arg_arrays, arg_s, self._arg_names)]
+        grads = [share(g, s, nm) for g, s, nm in zip(self.grad_arrays, arg_s, self._arg_names)]
+        aux = [share(a, s, nm) for a, s, nm in zip(self.aux_arrays, aux_s, self._aux_names)]
         ex = Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux)
         ex._monitor = self._monitor
-        ex.outputs = _output_arrays(self._symbol, self._ctx, kwargs)
+        out_s = self._symbol.infer_shape(**kwargs)[1]
+        if out_s is not None and len(out_s) == len(self.outputs):
+            ex.outputs = [share(o, s, 'output') for o, s in zip(self.outputs, out_s)]
+        else:
+            ex.outputs = _output_arrays(self._symbol, self._ctx, kwargs)
         return ex
 
     def debug_str(self):

@@ -13,13 +13,23 @@ so the nodes a block creates are named after it.
 """
 import threading
 
+from ..base import ClassPropertyMeta, classproperty
+
 __all__ = ['NameManager', 'Prefix', 'current']
 
 
-class NameManager:
+class NameManager(metaclass=ClassPropertyMeta):
     """Makes names from hints with a counter per hint; ``with NameManager():`` starts fresh
-    counters."""
+    counters. ``NameManager.current`` is this thread's manager."""
     _current = threading.local()
+
+    @classproperty
+    def current(cls):
+        return current()
+
+    @current.setter
+    def current(cls, manager):
+        NameManager._current.value = manager
 
     def __init__(self):
         self._counter = {}
