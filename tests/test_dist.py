@@ -17,6 +17,7 @@ from neomx.base import MXNetError
 from neomx.gluon.data.sampler_dist import DistributedSampler, SplitSampler
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STRESS = int(os.environ.get('NEOMX_STRESS', '1'))
 
 # An MXNet 1.x training script, unchanged but for the sampler that shards the data: a small
 # MLP on a synthetic problem, GLOBAL_BATCH samples per step split over the workers.
@@ -162,23 +163,75 @@ except mx.MXNetError as e:
 '''
 
 
-@pytest.mark.parametrize('fate', ['dies', 'hangs'])
-def test_lost_worker_fails_the_others(tmp_path, fate):
-    action = 'os._exit(3)' if fate == 'dies' else 'time.sleep(120)'
-    procs = _start_workers(tmp_path, SURVIVOR % action, NEOMX_DIST_TIMEOUT='4')
+# Training with a Trainer: the gradients are reduced in buckets during backward, on a process
+# group of their own (which once waited 30 minutes whatever NEOMX_DIST_TIMEOUT said).
+TRAINER_SURVIVOR = '''
+import os, sys, time
+import mxnet as mx
+from mxnet import autograd, gluon, nd
+kv = mx.kv.create('dist_sync')
+net = gluon.nn.HybridSequential()
+net.add(gluon.nn.Dense(64, activation='relu'), gluon.nn.Dense(10))
+net.initialize(mx.init.Xavier())
+trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1}, kvstore=kv)
+loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+x, y = nd.random.uniform(shape=(16, 20)), nd.array([i %% 10 for i in range(16)])
+t0 = time.time()
+try:
+    for step in range(1000):
+        if step == 5:
+            if kv.rank == 1:
+                %s
+            t0 = time.time()
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(16)
+        loss.asnumpy()
+    print('NO ERROR')
+except mx.MXNetError as e:
+    print('CAUGHT after %%.1f s: %%s' %% (time.time() - t0, e))
+print('served', trainer._kvstore._bucketer.served)
+'''
+
+
+def lost_worker(tmp_path, fate, code, timeout=4):
+    """Rank 1 of a 2-process job dies or hangs; rank 0 fails with a clear error within the
+    timeout (at once when the other dies)."""
+    action = 'os._exit(3)' if fate == 'dies' else 'time.sleep(600)'
+    procs = _start_workers(tmp_path, code % action, NEOMX_DIST_TIMEOUT=str(timeout),
+                           PYTHONFAULTHANDLER='1')
     try:
-        out, err = procs[0].communicate(timeout=90)
+        out, err = procs[0].communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        out, err = '', ''
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
             p.communicate()
-    assert 'CAUGHT' in out, out + err[-3000:]
+    assert 'CAUGHT' in out, 'rank 0 still waiting after 120 s, or failed otherwise:\n' + \
+        out + err[-3000:]
     msg = out[out.index('CAUGHT'):]
     assert 'dist KVStore' in msg and 'worker 0 of 2' in msg
-    assert 'died or stopped calling the KVStore' in msg and 'NEOMX_DIST_TIMEOUT=4' in msg
+    assert 'died or stopped calling the KVStore' in msg and \
+        'NEOMX_DIST_TIMEOUT=%d' % timeout in msg
     elapsed = float(msg.split('after ')[1].split(' s')[0])
-    assert elapsed < 40
+    assert elapsed < timeout + 3, msg
+    return out
+
+
+@pytest.mark.parametrize('fate', ['dies', 'hangs'])
+def test_lost_worker_fails_the_others(tmp_path, fate):
+    lost_worker(tmp_path, fate, SURVIVOR)
+
+
+@pytest.mark.stress
+@pytest.mark.parametrize('fate', ['dies', 'hangs'])
+def test_lost_worker_fails_the_others_in_training(tmp_path, fate):
+    for _ in range(STRESS):
+        out = lost_worker(tmp_path, fate, TRAINER_SURVIVOR)
+        assert 'gradient bucket' in out and 'served 0' not in out, out   # the buckets' path
 
 
 # -- one process: the store alone ------------------------------------------------------------

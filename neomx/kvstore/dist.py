@@ -65,6 +65,12 @@ def timeout_seconds():
     return env_int('NEOMX_DIST_TIMEOUT', default=300)
 
 
+def _timeout():
+    """NEOMX_DIST_TIMEOUT as the timedelta torch.distributed takes: every process group and
+    every wait on a collective is given it (a group made without one waits 30 minutes)."""
+    return datetime.timedelta(seconds=timeout_seconds())
+
+
 def _backend():
     chosen = env_str('NEOMX_DIST_BACKEND')
     if chosen:
@@ -82,7 +88,7 @@ def init_process_group():
     if dist.is_initialized():
         return
     atexit.register(_leave_process_group)
-    timeout = datetime.timedelta(seconds=timeout_seconds())
+    timeout = _timeout()
     env = os.environ
     try:
         if 'RANK' in env and 'WORLD_SIZE' in env:
@@ -367,7 +373,7 @@ class _Bucketer:
             b, off, n = r
             if b.error is None and b.work is not None:
                 try:
-                    b.work.wait()
+                    b.work.wait(_timeout())
                 except Exception as exc:
                     b.error = exc
                 b.work = None
@@ -422,7 +428,8 @@ class DistKVStore(LocalKVStore):
             # store's other collectives from its home worker. Each stream of collectives is in
             # the same order on every process, but the two are not ordered with each other, so
             # each gets its own process group.
-            group = dist.new_group(backend=_backend()) if self._world > 1 else None
+            group = (dist.new_group(backend=_backend(), timeout=_timeout())
+                     if self._world > 1 else None)
             self._bucketer = _Bucketer(cap_bytes, self._world, group)
 
     def __del__(self):
