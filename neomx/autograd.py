@@ -22,7 +22,7 @@ import torch
 from . import engine as _engine
 from .base import MXNetError, mode
 from .ndarray.ndarray import (RELEASED, NDArray, Storage, _make, graph_tensors, record_outputs,
-                              user_line)
+                              shadow_tensor, user_line)
 from .ops.layout import dense
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
@@ -111,12 +111,17 @@ def mark_variables(variables, gradients, grad_reqs='write'):
         var.grad = g if req != 'null' else None     # MXNet: no gradient buffer for 'null'
         var.grad_req = req
         differentiable = req != 'null' and x._dtype in ('float32', 'float64', 'float16', 'bfloat16')
-        var.leaves = frozenset((var,)) if differentiable else None
+        # MXNet differentiates integer arrays too: through a float64 shadow (ndarray.py)
+        integer = req != 'null' and x._dtype in ('int8', 'uint8', 'int16', 'int32', 'int64')
+        var.leaves = frozenset((var,)) if differentiable or integer else None
         var.parents = None
+        var.shadow = True if integer else None
 
-        def fn(var=var, differentiable=differentiable):
+        def fn(var=var, differentiable=differentiable, integer=integer):
             t = var.tensor.detach()
             var.tensor = t.requires_grad_(True) if differentiable else t
+            if integer:
+                var.shadow = t.double().requires_grad_(True)
         _engine._engine.push(fn, [var], [var], x._ctx, '_mark_variable', where)
 
 
@@ -189,7 +194,16 @@ def _release(nodes):
 def _head_tensors(heads, head_grads):
     ts, gs = [], []
     for h, g in zip(heads, head_grads):
-        t = h._tensor()
+        if h._var.shadow is not None:       # an integer result: its float64 shadow
+            with torch.enable_grad():
+                t = shadow_tensor(h)
+        elif h._view is not None:
+            # A view head (x.reshape(...), a[()]) is cut from its storage here, on the
+            # engine's thread where grad mode is off: it must be cut with grad mode on.
+            with torch.enable_grad():
+                t = h._tensor()
+        else:
+            t = h._tensor()
         if not t.requires_grad:
             continue    # cut off from the variables (zeros_like, BlockGrad): zero gradient
         ts.append(t)
@@ -255,7 +269,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
 
     def fn():
         ts, gs = _head_tensors(heads, head_grads)
-        inputs = [lv.tensor for lv in targets]
+        inputs = [lv.tensor if lv.shadow is None else lv.shadow for lv in targets]
         for cb in backward_callbacks:
             cb(targets, inputs)
         try:
@@ -274,6 +288,8 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
                 g = torch.zeros_like(t)
             if g.shape != lv.grad._shape:     # marked through a reshaped view
                 g = g.reshape(lv.grad._shape)
+            if lv.shadow is not None:           # an integer variable's gradient
+                g = g.to(gvar.tensor.dtype if gvar.tensor is not None else torch.int64)
             if lv.grad_req == 'add':
                 gvar.tensor = gvar.tensor + g
             else:

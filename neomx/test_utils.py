@@ -893,13 +893,16 @@ def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test
             self._values = values
 
         def _init_weight(self, name, arr):
-            arr[:] = self._values[name]
+            arr[()] = self._values[name]
 
     saved_out, saved_grads, init = None, None, None
     for hybridize in (False, True):
         for use_autograd in ((False, True) if test_grad else (False,)):
             net = net_builder(prefix='net_')
-            net.initialize(init)
+            if init is None:
+                net.initialize()
+            else:
+                net.initialize(init)
             if hybridize:
                 net.hybridize()
             inputs = [x.copy() for x in data_l]

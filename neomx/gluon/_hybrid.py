@@ -22,6 +22,7 @@ from .. import symbol as _symbol
 from ..symbol import Symbol
 from ..symbol.cached_op import compile_program
 from ..symbol.graph import Graph
+from ..util import is_np_shape, np_shape
 from .parameter import _EPOCH, DeferredInitializationError
 
 __all__ = ['call_cached_op', 'symbolic_call', 'trace', 'export', 'hybridized_code', 'clear',
@@ -86,16 +87,26 @@ def _input_vars(flat):
 
 def symbolic_call(block, *args):
     """``block`` called on Symbols: ``hybrid_forward(F=neomx.symbol, ...)`` with the
-    parameters as variables, inside the block's name scope."""
+    parameters as variables, inside the block's name scope; NumPy-style symbols for a block
+    on mx.np arrays."""
     params = {name: p.var() for name, p in block._reg_params.items()}
+    if any(_is_np_symbol(a) for a in args):
+        params = {k: v.as_np_ndarray() for k, v in params.items()}
     with block.name_scope():
         return block.hybrid_forward(_symbol, *args, **params)
+
+
+def _is_np_symbol(s):
+    from ..symbol.numpy import _Symbol
+    return isinstance(s, _Symbol)
 
 
 def trace(block, *args):
     """(input variables, output Symbol group, output format) of ``block`` on ``args``."""
     flat, fmt = flatten(list(args), 'input')
     inputs = _input_vars(flat)
+    inputs = [s.as_np_ndarray() if s is not None and a.__class__ is not NDArray and
+              isinstance(a, NDArray) else s for s, a in zip(inputs, flat)]
     out = symbolic_call(block, *regroup(inputs, fmt))
     out_flat, out_fmt = flatten(out, 'output')
     for o in out_flat:
@@ -148,31 +159,35 @@ def deferred_trace(block, *args):
     prev = mode.tracing
     mode.tracing = trace
     try:
-        with block.name_scope():
+        # Node names under the block's prefix (not its whole name scope: a deferred
+        # initialisation during the run traces the block again, inside its own scope).
+        with _symbol.name.Prefix(block.prefix):
             out = block.forward(*args)
     finally:
         mode.tracing = prev
     out_flat, out_fmt = flatten(out, 'output')
     group = trace.symbol(out_flat)
-    return [_symbol.var(n) for n in names], group, out_fmt
+    trace.out_classes = [o.__class__ for o in out_flat]
+    return [_symbol.var(n) for n in names], group, out_fmt, trace.out_classes
 
 
 def _param_resolver(block):
     """A function naming the parameter an array is (same storage and shape), else None."""
     table = {}
 
+    def build():
+        table.clear()
+        for name, p in block.collect_params().items():
+            for d in p._data or ():
+                table[id(d._var)] = (name, d._shape)
+
     def resolve(array):
-        if not table.get('_fresh'):
-            table.clear()
-            for name, p in block.collect_params().items():
-                data = p._data
-                for d in data or ():
-                    table[id(d._var)] = (name, d._shape)
-            table['_fresh'] = True
         hit = table.get(id(array._var))
         if hit is None:
-            table['_fresh'] = False      # parameters may have been initialised since
-            return None
+            build()         # parameters may have been initialised during the run
+            hit = table.get(id(array._var))
+            if hit is None:
+                return None
         name, shape = hit
         return name if shape == array._shape and not array._view else None
     return resolve
@@ -184,15 +199,20 @@ def infer_param_shapes(block, graph, data_names, arrays):
     """Fills the unknown parameter shapes of ``block`` from the data ``arrays`` through the
     graph's shape inference; the error names the parameter that stays unknown."""
     from ..symbol.passes import infer, known
-    res = infer(graph, {n: a.shape for n, a in zip(data_names, arrays)},
-                {n: a._dtype for n, a in zip(data_names, arrays)})
+    # Parameter shapes mark unknown dimensions with 0 (MXNet 1.x's convention), NumPy shape
+    # semantics or not: infer them with 0 as "unknown".
+    with np_shape(False):
+        res = infer(graph, {n: a.shape for n, a in zip(data_names, arrays)},
+                    {n: a._dtype for n, a in zip(data_names, arrays)})
     params = _params_by_name(block)
     for node in graph.variables():
         p = params.get(node.name)
         if p is None:
             continue
         s = res.shapes[node][0]
-        if not known(s):
+        with np_shape(False):
+            ok = known(s)
+        if not ok:
             raise MXNetError("%s: cannot infer the shape of parameter %s (got %s) from inputs "
                              "%s" % (type(block).__name__, node.name, s,
                                      ', '.join('%s%s' % (n, a.shape)
@@ -210,7 +230,7 @@ class _Entry:
     """One compiled signature: the program and the parameter arrays it reads on its device
     (looked up again when parameter.py's epoch says some parameter's arrays were replaced)."""
     __slots__ = ('program', 'params', 'arrays', 'pvars', 'n_data', 'leaves', 'out_fmt', 'epoch',
-                 'ctx', 'data_specs')
+                 'ctx', 'data_specs', 'out_classes')
 
     def __init__(self, program, params, arrays, data, out_fmt, ctx):
         self.program = program
@@ -235,6 +255,7 @@ class HybridCache:
         self.entries = {}       # signature -> _Entry
         self.last = None
         flags = dict(getattr(block, '_flags', None) or ())
+        self.np_shape = False
         self.backend = flags.get('backend')
         self.static = bool(flags.get('static_alloc')) and bool(flags.get('static_shape'))
 
@@ -243,14 +264,18 @@ class HybridCache:
         g = self.graphs.get(training)
         if g is None:
             flat, in_fmt = flatten(list(args), 'input')
-            if uses_deferred_compute(self.block, flat):
-                inputs, out, out_fmt = deferred_trace(self.block, *args)
+            deferred = uses_deferred_compute(self.block, flat)
+            classes = None
+            if deferred:
+                inputs, out, out_fmt, classes = deferred_trace(self.block, *args)
             else:
                 inputs, out, out_fmt = trace(self.block, *args)
             graph = Graph.of(out)
             names = [i.name for i in inputs]
             self._check_inputs(graph, names)
-            g = self.graphs[training] = (names, graph, out_fmt, in_fmt, out)
+            g = self.graphs[training] = (names, graph, out_fmt, in_fmt, out, classes)
+            # a graph recorded from real arrays has their shapes, 0-size dimensions included
+            self.np_shape = deferred
         return g
 
     def _check_inputs(self, graph, names):
@@ -270,7 +295,7 @@ class HybridCache:
                           "intended?" % ', '.join('%d-th' % i for i in unused_data), stacklevel=5)
 
     def compile(self, key, data):
-        names, graph, out_fmt, _, _ = self._graph(self._args)
+        names, graph, out_fmt, _, _, classes = self._graph(self._args)
         if len(data) != len(names):
             raise MXNetError("%s: called with %d inputs, traced with %d"
                              % (type(self.block).__name__, len(data), len(names)))
@@ -283,12 +308,14 @@ class HybridCache:
             type(self.block).__name__, getattr(self.block, 'prefix', ''),
             'train' if mode.training else 'predict',
             ', '.join('%s %s' % (a.shape, a._dtype) for a in data))
-        prog = compile_program(graph, names + pnames, [a.shape for a in data] +
-                               [a.shape for a in arrays], [a._dtype for a in data] +
-                               [a._dtype for a in arrays], ctx, mode.training,
-                               name=_py_name(self.block), title=title, backend=self.backend,
-                               static=self.static)
+        with np_shape(self.np_shape or is_np_shape()):
+            prog = compile_program(graph, names + pnames, [a.shape for a in data] +
+                                   [a.shape for a in arrays], [a._dtype for a in data] +
+                                   [a._dtype for a in arrays], ctx, mode.training,
+                                   name=_py_name(self.block), title=title,
+                                   backend=self.backend, static=self.static)
         entry = _Entry(prog, plist, arrays, data, out_fmt, ctx)
+        entry.out_classes = classes
         self.entries[key] = entry
         self.last = entry
         return entry
@@ -326,8 +353,12 @@ class HybridCache:
             entry.epoch = _EPOCH[0]
         leaves = self._leaves(entry, data) if mode.recording else None
         outs = entry.program.call(data, entry.pvars, data[0]._ctx, user_line(), leaves)
-        cls = data[0].__class__
-        if cls is not NDArray:          # mx.np.ndarray in, mx.np.ndarray out
+        classes = entry.out_classes
+        if classes is not None:         # a deferred-compute graph: the classes it produced
+            for o, c in zip(outs, classes):
+                o.__class__ = c
+        elif data[0].__class__ is not NDArray:      # mx.np.ndarray in, mx.np.ndarray out
+            cls = data[0].__class__
             for o in outs:
                 o.__class__ = cls
         if entry.out_fmt == 0:
@@ -397,5 +428,12 @@ def export(block, path, epoch=0, remove_amp_cast=True):
             arrays['arg:%s' % name] = p._reduce()
         elif name in aux_names:
             arrays['aux:%s' % name] = p._reduce()
+    # Arrays a deferred-compute trace captured from outside the block are saved as arguments,
+    # so the exported graph loads and runs on its own.
+    from ..ndarray.ndarray import from_tensor
+    for node in Graph.of(sym).variables():
+        value = node.extra.get('__value__')
+        if value is not None and node.name in arg_names:
+            arrays['arg:%s' % node.name] = from_tensor(value.tensor.detach().cpu().clone())
     nd.save(params_file, arrays)
     return sym_file, params_file

@@ -35,6 +35,7 @@ from ..ndarray import NDArray
 from ..ndarray.ndarray import invoke
 from ..ops import registry
 from ..symbol import name as _name
+from ..util import is_np_array
 from . import _hybrid
 from .parameter import (DeferredInitializationError, Parameter, ParameterDict, ParameterError,
                         _EPOCH)
@@ -379,6 +380,8 @@ class Block:
         if self._forward_hooks:
             for hook in list(self._forward_hooks.values()):
                 hook(self, args, out)
+        if is_np_array():
+            _check_all_np(out)
         return out
 
     def forward(self, *args):
@@ -448,6 +451,19 @@ class Block:
         finally:
             for h in hooks:
                 h.detach()
+
+
+def _check_all_np(out):
+    """Under NumPy array semantics a block's outputs must be ``mx.np.ndarray`` (MXNet's
+    rule): a legacy NDArray among them is a TypeError."""
+    if isinstance(out, NDArray):
+        if out.__class__ is NDArray:
+            raise TypeError("Block's output ndarrays/symbols must be of type "
+                            "`mxnet.numpy.ndarray` or `mxnet.symbol.numpy._Symbol`, while got "
+                            "output type %s" % type(out))
+    elif isinstance(out, (list, tuple)):
+        for o in out:
+            _check_all_np(o)
 
 
 def _input_kinds(args):

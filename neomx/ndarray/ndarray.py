@@ -43,7 +43,8 @@ class Storage(Var):
     (the gradient buffer of a marked variable; for a recorded result, the marked variables it
     depends on and the recorded Storages it was computed from, ``RELEASED`` once a backward
     pass has freed its graph)."""
-    __slots__ = ('tensor', 'grad', 'grad_req', 'leaves', 'parents', 'recipe', 'fresh_grad')
+    __slots__ = ('tensor', 'grad', 'grad_req', 'leaves', 'parents', 'recipe', 'fresh_grad',
+                 'shadow')
 
     def __init__(self, tensor=None):
         self.writer = None
@@ -57,6 +58,10 @@ class Storage(Var):
         self.parents = None
         self.recipe = None
         self.fresh_grad = False   # set by backward, cleared by the Trainer (stale gradients)
+        # Integer arrays are differentiated (as in MXNet) through a float64 copy that torch
+        # autograd can follow: set for a marked integer variable and the integer results
+        # recorded from it (see _closure_shadow); True until the engine has made it.
+        self.shadow = None
 
 
 class RNGState(Var):
@@ -254,7 +259,9 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     if extra_reads:
         in_vars.extend(extra_reads)
         writes.extend(extra_reads)
-    if out is not None:
+    if rec and out is None and any(v.shadow is not None for v in in_vars):
+        fn = _closure_shadow(op.kernel, inputs, kw, outs, op.view)
+    elif out is not None:
         outs = _redirect(op, outs, out, where, inputs)
         writes = [o._var for o in outs] + writes[len(outs):]
         fn = _closure_out(op.kernel, inputs, kw, outs, rec, op.view)
@@ -453,6 +460,48 @@ def _closure1(kernel, inputs, kw, ov, rec, view):
         if isinstance(r, (tuple, list)):
             r = r[0]
         ov.tensor = _own(r) if view else r
+    return fn
+
+
+_INTEGERS = frozenset(('int8', 'uint8', 'int16', 'int32', 'int64'))
+
+
+def shadow_tensor(x):
+    """The float64 copy autograd follows for integer array ``x`` (a view of it for a view)."""
+    t = x._var.shadow
+    if x._view is None:
+        return t
+    return t.as_strided(x._shape, _strides(x._shape), t.storage_offset() + x._view)
+
+
+def _closure_shadow(kernel, inputs, kw, outs, view):
+    """A recorded operation reading integer arrays that autograd follows: the kernel runs on
+    their float64 shadows, and integer results keep the float result as their shadow."""
+    for o in outs:
+        if o._dtype in _INTEGERS:
+            o._var.shadow = True
+
+    def fn():
+        torch.set_grad_enabled(True)
+        try:
+            ts = [None if x is None else
+                  (shadow_tensor(x) if x._var.shadow is not None else x._tensor())
+                  for x in inputs]
+            rs = kernel(*ts, **kw)
+        finally:
+            torch.set_grad_enabled(False)
+        if isinstance(rs, torch.Tensor):
+            rs = (rs,)
+        for o, r in zip(outs, rs):
+            if view:
+                r = _own(r)
+            v = o._var
+            want = dtype_torch(o._dtype)
+            if o._dtype in _INTEGERS:
+                v.shadow = r
+                v.tensor = r.detach().to(want)
+            else:
+                v.tensor = r if r.dtype == want else r.to(want)
     return fn
 
 
@@ -1089,10 +1138,10 @@ def copy_into(src, dst):
     dst_stream = stream_of(dst._ctx) if stream_of is not None and dev.type == 'cuda' else None
 
     def fn():
-        t = src._tensor()
         if rec:
             torch.set_grad_enabled(True)
         try:
+            t = src._tensor()
             if t.device != dev:
                 r = t.to(dev, dtype=dtype, non_blocking=dev.type == 'cuda')
                 if gpu:

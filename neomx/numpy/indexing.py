@@ -28,6 +28,7 @@ from ..ops.numpy import Lit, np_register
 __all__ = ['getitem', 'setitem']
 
 _INT = (int, onp.integer)
+_INTS = ('int8', 'uint8', 'int16', 'int32', 'int64')
 
 
 # -- keys as attributes -------------------------------------------------------------------------
@@ -189,6 +190,10 @@ def getitem(x, key):
                                          or k is Ellipsis for k in key):
         key = onp.asarray(key)
     key = _as_tuple(key)
+    if any(isinstance(k, NDArray) and k.ndim == 0 and k._dtype in _INTS for k in key):
+        # a 0-d integer array is an integer index (basic indexing), as in NumPy
+        key = tuple(int(k.item()) if isinstance(k, NDArray) and k.ndim == 0 and
+                    k._dtype in _INTS else k for k in key)
     if _is_basic(key):
         ekey = tuple(_encode(k) for k in key)
         shape, offset = _geometry(x._shape, ekey)
@@ -196,18 +201,16 @@ def getitem(x, key):
             out = _make(x._var, shape, x._dtype, x._ctx, (x._view or 0) + offset)
             return _wrap(out)
         return _wrap(invoke(registry.get('_npi_index'), (x,), {'key': ekey}, where=user_line()))
-    # A single boolean array (or one after leading full slices): select where it is true.
     arrays, template = [], []
     for k in key:
         if isinstance(k, (bool, onp.bool_)):
-            raise IndexError("boolean scalar indices are not supported")
+            k = onp.asarray(k)
         if isinstance(k, (NDArray, list, onp.ndarray)):
             arrays.append(_index_array(k, x))
             template.append(_Slot(len(arrays) - 1))
         else:
             template.append(k)
-    bools = [a for a in arrays if a._dtype == 'bool']
-    if bools:
+    if any(a._dtype == 'bool' for a in arrays):
         return _boolean(x, template, arrays)
     ekey = tuple(_encode(k) for k in template)
     return _wrap(invoke(registry.get('_npi_advanced_index'), [x] + arrays, {'key': ekey},
@@ -215,20 +218,61 @@ def getitem(x, key):
 
 
 def _boolean(x, template, arrays):
-    """``x[mask]``: the result's length is the mask's count of true values, read now."""
-    if len(arrays) != 1 or not all(isinstance(k, slice) and k == slice(None)
-                                   for k in template if not isinstance(k, _Slot)):
-        raise NotImplementedError("boolean indexing together with other indices is not "
-                                  "supported; index with the boolean array alone")
-    axis = next(i for i, k in enumerate(template) if isinstance(k, _Slot))
-    mask = arrays[0]
-    if tuple(x._shape[axis:axis + mask.ndim]) != mask._shape:
-        raise IndexError("boolean index did not match indexed array along dimension %d; "
-                         "dimension is %s but corresponding boolean dimension is %s"
-                         % (axis, x._shape[axis:axis + mask.ndim], mask._shape))
-    size = int(mask._data().sum())
-    return _wrap(invoke(registry.get('_npi_boolean_mask'), (x, mask),
-                        {'axis': axis, 'size': size}, where=user_line()))
+    """``x[key]`` with boolean arrays in ``key``: NumPy's meaning, each boolean array replaced
+    by the integer arrays of its true positions (read now: they give the result's shape)."""
+    from .multiarray import array
+    consumed = sum(arrays[k.k].ndim if isinstance(k, _Slot) and arrays[k.k]._dtype == 'bool'
+                   else (0 if k is None or k is Ellipsis else 1) for k in template)
+    axis, new_template, new_arrays, empty = 0, [], [], False
+    for k in template:
+        if k is Ellipsis:
+            axis += x.ndim - consumed
+            new_template.append(k)
+            continue
+        if not isinstance(k, _Slot):
+            axis += 0 if k is None else 1
+            new_template.append(k)
+            continue
+        a = arrays[k.k]
+        if a._dtype != 'bool':
+            new_arrays.append(a)
+            new_template.append(_Slot(len(new_arrays) - 1))
+            axis += 1
+            continue
+        if a.ndim == 0:                 # a[True] adds an axis; a[False] an empty one
+            new_template.append(None)
+            empty = empty or not bool(a.asnumpy())
+            continue
+        if axis + a.ndim > x.ndim or tuple(x._shape[axis:axis + a.ndim]) != a._shape:
+            raise IndexError("boolean index did not match indexed array along dimension %d; "
+                             "dimension is %s but corresponding boolean dimension is %s"
+                             % (axis, x._shape[axis:axis + a.ndim], a._shape))
+        pos = onp.nonzero(a.asnumpy())
+        for p in pos:
+            new_arrays.append(array(p, dtype='int64', ctx=x._ctx))
+            new_template.append(_Slot(len(new_arrays) - 1))
+        axis += a.ndim
+    ekey = tuple(_encode(k) for k in new_template)
+    if new_arrays:
+        out = invoke(registry.get('_npi_advanced_index'), [x] + new_arrays, {'key': ekey},
+                     where=user_line())
+    else:
+        out = invoke(registry.get('_npi_index'), (x,), {'key': ekey}, where=user_line())
+    out = _wrap(out)
+    if empty:
+        first_new = next(i for i, k in enumerate(new_template) if k is None)
+        out = out[(slice(None),) * first_new + (slice(0, 0),)]
+    return out
+
+
+def symbolic_getitem(sym, key):
+    """``sym[key]`` for an mx.np symbol: basic keys only (integers, slices, None, ...)."""
+    key = _as_tuple(key)
+    if not _is_basic(key):
+        raise NotImplementedError("symbolic indexing supports integers, slices, None and "
+                                  "Ellipsis only, got %r" % (key,))
+    from ..symbol.numpy import apply
+    return apply(registry.get('_npi_index'), (sym,), {'key': tuple(_encode(k) for k in key)})
 
 
 # -- setitem -------------------------------------------------------------------------------------
@@ -242,9 +286,21 @@ def setitem(x, key, value):
         value = array(value, dtype=x._dtype, ctx=x._ctx)
     elif isinstance(value, onp.generic):
         value = value.item()
+    if mode.recording and isinstance(value, NDArray) and value._var.leaves:
+        raise MXNetError("Inplace operations (+=, -=, x[:]=, etc) are not supported when "
+                         "recording with autograd: x[%r] = value with a value in the recorded "
+                         "graph" % (key,))
     if isinstance(key, list):
         key = onp.asarray(key)
     tkey = _as_tuple(key)
+    scalars = [k for k in tkey if isinstance(k, (bool, onp.bool_)) or
+               isinstance(k, NDArray) and k._dtype == 'bool' and k.ndim == 0]
+    if scalars:
+        # NumPy: a True index adds an axis of length 1, a False one selects nothing
+        if not all(bool(k) for k in scalars):
+            return
+        tkey = tuple(k for k in tkey if not any(k is s for s in scalars))
+        key = tkey
     masks = [k for k in tkey if isinstance(k, NDArray) and k._dtype == 'bool' or
              isinstance(k, onp.ndarray) and k.dtype == onp.bool_]
     if masks:

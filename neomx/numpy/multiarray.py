@@ -71,9 +71,23 @@ def _np(r):
     return r
 
 
+def _symbol_class():
+    from ..symbol.symbol import Symbol
+    return Symbol
+
+
+def _is_symbol(x):
+    return not isinstance(x, NDArray) and isinstance(x, _symbol_class())
+
+
 def _invoke(name, inputs=(), out=None, ctx=None, **attrs):
-    """Pushes registry operator ``name`` on ``inputs`` with ``attrs``; ndarray results."""
+    """Pushes registry operator ``name`` on ``inputs`` with ``attrs``; ndarray results. On
+    symbols (a block traced with ``F = mx.sym``) it builds a graph node instead."""
     op = _op(name)
+    for x in inputs:
+        if x is not None and not isinstance(x, NDArray):
+            from ..symbol.numpy import apply
+            return apply(op, inputs, op.parse_attrs(attrs))
     if out is not None and not isinstance(out, NDArray):
         raise TypeError("%s: out must be an mxnet.numpy.ndarray, got %s"
                         % (name, type(out).__name__))
@@ -97,6 +111,8 @@ def _as_np(x, ctx=None, dtype=None):
         if x.__class__ is not ndarray:
             x = x.as_np_ndarray()
         return x
+    if _is_symbol(x):
+        return x.as_np_ndarray()
     return array(x, dtype=dtype, ctx=ctx)
 
 
@@ -167,6 +183,8 @@ class ndarray(NDArray):
         return _invoke('_npi_astype', (self,), dtype=name)
 
     def copy(self, order='C'):
+        if order != 'C':
+            raise NotImplementedError("copy: only order='C' is supported, got %r" % (order,))
         return _invoke('_np_copy', (self,))
 
     def copyto(self, other):
@@ -608,24 +626,26 @@ def _shape_arg(shape):
     return tuple(int(d) for d in shape)
 
 
-def _create(name, shape, dtype, ctx, **attrs):
+def _create(name, shape, dtype, ctx, order='C', **attrs):
+    if order != 'C':
+        raise NotImplementedError("%s: only order='C' is supported, got %r" % (name[5:], order))
     return _invoke(name, (), ctx=_ctx(ctx), shape=_shape_arg(shape),
                    dtype=dtype_name(dtype) if dtype is not None else 'float32', **attrs)
 
 
 def empty(shape, dtype=None, order='C', ctx=None, device=None):
     """An array whose values are not set."""
-    return _create('_npi_empty', shape, dtype, ctx or device)
+    return _create('_npi_empty', shape, dtype, ctx or device, order)
 
 
 def zeros(shape, dtype=None, order='C', ctx=None, device=None):
     """An array of zeros (float32 unless ``dtype`` says otherwise)."""
-    return _create('_npi_zeros', shape, dtype, ctx or device)
+    return _create('_npi_zeros', shape, dtype, ctx or device, order)
 
 
 def ones(shape, dtype=None, order='C', ctx=None, device=None):
     """An array of ones."""
-    return _create('_npi_ones', shape, dtype, ctx or device)
+    return _create('_npi_ones', shape, dtype, ctx or device, order)
 
 
 def full(shape, fill_value, dtype=None, order='C', ctx=None, out=None, device=None):
@@ -751,7 +771,11 @@ def _scalar_value(x):
 def _binary(name, x1, x2, out=None):
     """``name`` (``add``, ...) of two arrays, an array and a number, or two numbers."""
     a1, a2 = isinstance(x1, NDArray), isinstance(x2, NDArray)
-    if a1 and a2:
+    if not (a1 and a2) and (_is_symbol(x1) or _is_symbol(x2)):
+        a1, a2 = a1 or _is_symbol(x1), a2 or _is_symbol(x2)
+        if a1 and a2:
+            return _invoke('_npi_' + name, (_as_np(x1), _as_np(x2)), out=out)
+    elif a1 and a2:
         if x1._ctx != x2._ctx:
             raise MXNetError("%s: operands are on different devices (%s and %s)"
                              % (name, x1._ctx, x2._ctx))

@@ -156,7 +156,7 @@ def choice(a, size=None, replace=True, p=None, ctx=None, out=None):
 def multinomial(n, pvals, size=None, **kwargs):
     """Counts of ``n`` draws over the categories of probabilities ``pvals``."""
     pv = _as_np(pvals, dtype='float64') if not isinstance(pvals, NDArray) else _as_np(pvals)
-    if float(pv.sum()) > 1 + 1e-6:
+    if pv.size and float(pv[:-1].sum()) > 1 + 1e-6:
         raise ValueError("sum(pvals[:-1]) > 1.0")
     return _invoke('_npi_multinomial', (pv,), n=int(n), size=_size(size))
 

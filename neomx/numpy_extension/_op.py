@@ -5,7 +5,7 @@ from ..base import dtype_name
 from ..ndarray.gen import bind_args, nd_function, parse_ctx
 from ..ndarray.ndarray import NDArray, invoke, user_line
 from ..ops import registry
-from ..numpy.multiarray import _as_np, _invoke, _np, ndarray
+from ..numpy.multiarray import _as_np, _invoke, _is_symbol, _np, ndarray
 
 __all__ = ['activation', 'batch_norm', 'convolution', 'deconvolution', 'dropout', 'embedding',
            'fully_connected', 'layer_norm', 'leaky_relu', 'pooling', 'rnn', 'one_hot', 'pick',
@@ -27,6 +27,9 @@ def _legacy(opname, pyname):
     fn_nd = nd_function(op)
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
+        if any(_is_symbol(a) for a in list(args) + list(kwargs.values())):
+            from ..symbol import _OPS_BY_NAME
+            return _OPS_BY_NAME(opname)(*args, name=name, **kwargs).as_np_ndarray()
         args = tuple(a.as_np_ndarray() if isinstance(a, NDArray) and a.__class__ is not
                      ndarray else a for a in args)
         kwargs = {k: (v.as_np_ndarray() if isinstance(v, NDArray) and v.__class__ is not

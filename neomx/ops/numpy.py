@@ -836,7 +836,7 @@ def _np_split(a, indices_or_sections, axis, exact):
     outs = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         outs.append(a.narrow(axis, lo, max(hi - lo, 0)))
-    return tuple(outs)
+    return tuple(outs) if len(outs) > 1 else outs[0]    # one output: a tensor, not a tuple
 
 
 def _split_count(attrs):
@@ -881,7 +881,22 @@ def _dot_cost(attrs, shapes, out_shapes):
     return math.prod(out_shapes[0]) * (a[-1] if a else 1)
 
 
-register('_np_dot', inputs=('a', 'b'), cost=_dot_cost)(_np_dot)
+def _dot_fill(attrs, shapes):
+    """Fills the contracted dimension of one operand from the other (0 is unknown): what
+    deferred initialisation needs for ``x.dot(w)`` with ``w`` of shape (0, n)."""
+    a, b = shapes
+    if not a or not b:
+        return shapes
+    a, b = list(a), list(b)
+    kb = len(b) - 2 if len(b) >= 2 else 0
+    if a[-1] == 0 and b[kb]:
+        a[-1] = b[kb]
+    elif b[kb] == 0 and a[-1]:
+        b[kb] = a[-1]
+    return [tuple(a), tuple(b)]
+
+
+register('_np_dot', inputs=('a', 'b'), cost=_dot_cost, fill=_dot_fill)(_np_dot)
 
 
 def _np_matmul(a, b):
@@ -1486,7 +1501,7 @@ def _meshgrid_one(*xs, indexing, num_args=None, index=0):
 
 def _meshgrid(*xs, indexing, num_args=None, sparse=False):
     outs = torch.meshgrid(*[x.reshape(-1) for x in xs], indexing=indexing)
-    return tuple(o.clone() for o in outs)
+    return tuple(o.clone() for o in outs) if len(outs) > 1 else outs[0].clone()
 
 
 np_register('_npi_meshgrid', inputs=('*xs',), key_var_num_args='num_args',

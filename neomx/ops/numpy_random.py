@@ -198,10 +198,10 @@ register('_npi_choice', inputs=('input1', 'input2'), rng=True, creation=True,
 
 def _multinomial(pvals, n, size, ctx='', device=None, generator=None):
     shape = (_np_shape(size) if size is not None else ()) + (pvals.shape[-1],)
-    if pvals.device.type == 'meta':
-        return torch.empty(shape, dtype=torch.int64, device=pvals.device)
     k = pvals.shape[-1]
     count = math.prod(shape[:-1])
+    if pvals.device.type == 'meta' or count == 0 or k == 0:
+        return torch.zeros(shape, dtype=torch.int64, device=pvals.device)
     draws = torch.multinomial(pvals.double().expand(count, k), n, replacement=True,
                               generator=generator) if n else \
         torch.zeros((count, 0), dtype=torch.int64, device=pvals.device)

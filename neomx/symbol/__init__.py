@@ -23,3 +23,21 @@ __all__ = ['Symbol', 'var', 'Variable', 'Group', 'load', 'load_json', 'AttrScope
            'NameManager', 'Prefix', 'pow', 'power', 'maximum', 'minimum', 'hypot', 'zeros',
            'ones', 'full', 'arange', 'linspace', 'eye', 'name', 'attribute', 'random', 'contrib',
            'linalg', 'CachedOp', 'Executor']
+
+
+def _OPS_BY_NAME(name):
+    """``sym.<name>`` for registry operator ``name`` (hidden ones included)."""
+    from .symbol import _op_fn
+    return _op_fn(name)
+
+
+def __getattr__(name):
+    # sym.np / sym.npx: the NumPy interface's functions, which build nodes on mx.np symbols
+    # (F.np.dot in a hybrid_forward traced with F = sym).
+    if name == 'np':
+        from .. import numpy
+        return numpy
+    if name == 'npx':
+        from .. import numpy_extension
+        return numpy_extension
+    raise AttributeError("module 'neomx.symbol' has no attribute %r" % (name,))

@@ -43,6 +43,7 @@ class Trace:
         self.keep = []          # arrays seen: alive until the trace ends, so ids stay unique
         self.resolve = resolve
         self.variables = {}     # name -> variable node
+        self.by_storage = {}    # (id(storage Var), view offset, shape) -> entry
         self.constants = 0
 
     def add_input(self, array, name):
@@ -50,13 +51,23 @@ class Trace:
         node = self.variables.get(name)
         if node is None:
             node = self.variables[name] = Node(None, name)
-        self.entries[id(array)] = (node, 0)
+        self._add(array, (node, 0))
+
+    def _add(self, array, entry):
+        self.entries[id(array)] = entry
+        self.by_storage[(id(array._var), array._view, array._shape)] = entry
         self.keep.append(array)
 
     def entry(self, array):
         """The graph entry that stands for ``array``."""
         e = self.entries.get(id(array))
         if e is not None:
+            return e
+        # Another object over the same storage and shape (as_nd_ndarray, as_np_ndarray)
+        e = self.by_storage.get((id(array._var), array._view, array._shape))
+        if e is not None:
+            self.entries[id(array)] = e
+            self.keep.append(array)
             return e
         name = self.resolve(array) if self.resolve is not None else None
         if name is not None:
@@ -66,8 +77,7 @@ class Trace:
         node = Node(None, '_dc_const%d' % self.constants,
                     extra={'__value__': Constant(array._data().detach().clone())})
         self.constants += 1
-        self.entries[id(array)] = (node, 0)
-        self.keep.append(array)
+        self._add(array, (node, 0))
         return self.entries[id(array)]
 
     def record(self, op, inputs, attrs, result):
@@ -78,8 +88,7 @@ class Trace:
         node = Node(op, name, dict(attrs), entries)
         outs = result if isinstance(result, (list, tuple)) else [result]
         for k, o in enumerate(outs):
-            self.entries[id(o)] = (node, k)
-            self.keep.append(o)
+            self._add(o, (node, k))
 
     def symbol(self, outputs):
         """The Symbol of the recorded graph with ``outputs`` (arrays) as its heads."""

@@ -18,6 +18,7 @@ import torch
 
 from ..base import MXNetError, dtype_name
 from ..ops.registry import ShapeError
+from ..util import is_np_shape
 from .graph import Graph, Node, evaluate, input_slots
 
 __all__ = ['infer', 'Inferred', 'eliminate_dead_code', 'eliminate_common_subexpressions',
@@ -27,8 +28,13 @@ __all__ = ['infer', 'Inferred', 'eliminate_dead_code', 'eliminate_common_subexpr
 # -- shape and dtype inference ----------------------------------------------------------------
 
 def known(shape):
-    """A shape with every dimension known (MXNet 1.x: 0 means unknown)."""
-    return shape is not None and all(d > 0 for d in shape)
+    """A shape with every dimension known (MXNet 1.x: 0 means unknown; under NumPy shape
+    semantics 0 is a size and -1 means unknown)."""
+    if shape is None:
+        return False
+    if is_np_shape():
+        return all(d >= 0 for d in shape)
+    return all(d > 0 for d in shape)
 
 
 def _parse_shape(text):
@@ -38,6 +44,16 @@ def _parse_shape(text):
 
 def _merge(node_name, provided, inferred):
     """Two descriptions of one shape, 0 for unknown dims; raises when they disagree."""
+    if is_np_shape():
+        if provided is None:
+            return tuple(inferred)
+        if inferred is None:
+            return tuple(provided)
+        if len(provided) != len(inferred) or any(a >= 0 and b >= 0 and a != b
+                                                 for a, b in zip(provided, inferred)):
+            raise MXNetError("Error in operator %s: Shape inconsistent, Provided = %s, "
+                             "inferred shape=%s" % (node_name, _fmt(provided), _fmt(inferred)))
+        return tuple(b if a < 0 else a for a, b in zip(provided, inferred))
     if provided is None or len(provided) == 0:
         return tuple(inferred)
     if inferred is None or len(inferred) == 0:

@@ -459,7 +459,9 @@ class Symbol:
         return self
 
     def as_np_ndarray(self):
-        raise MXNetError("as_np_ndarray: neomx has no mx.np symbols; use the mx.sym operators")
+        """This symbol with NumPy's operators and methods (symbol/numpy.py)."""
+        from .numpy import _Symbol
+        return _Symbol(self._outputs)
 
 
 def _node_attrs(node):
