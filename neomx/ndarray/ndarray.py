@@ -259,7 +259,7 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     if extra_reads:
         in_vars.extend(extra_reads)
         writes.extend(extra_reads)
-    if rec and out is None and any(v.shadow is not None for v in in_vars):
+    if rec and out is None and any(getattr(v, "shadow", None) is not None for v in in_vars):
         fn = _closure_shadow(op.kernel, inputs, kw, outs, op.view)
     elif out is not None:
         outs = _redirect(op, outs, out, where, inputs)

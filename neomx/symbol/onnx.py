@@ -88,7 +88,7 @@ def export_block(block, onnx_file_path, *example_inputs, dynamic=False, verbose=
     c = block.__dict__.get('_hybrid_cache')
     if c is None or not c.graphs:
         raise MXNetError("export_block: call block.hybridize() and run it once first")
-    names, graph, _, _, sym = c.graphs.get(False) or next(iter(c.graphs.values()))
+    names, graph, _, _, sym = (c.graphs.get(False) or next(iter(c.graphs.values())))[:5]
     if not example_inputs:
         example = c.last.data_specs
     else:
