@@ -599,14 +599,19 @@ def compare_optimizer(opt1, opt2, shape, dtype, w_stype='default', g_stype='defa
     ``opt2`` (``shape`` is then a list of shapes)."""
     import copy
     from . import random as mxrandom
-    if 'default' not in (w_stype,) or g_stype != 'default':
-        raise MXNetError('compare_optimizer: neomx arrays are dense; got w_stype=%r g_stype=%r'
-                         % (w_stype, g_stype))
     ctx = default_context()
+
+    def pair(stype, density):
+        # (the array opt2 updates, a dense copy for opt1)
+        if stype == 'default':
+            a = mxrandom.uniform(shape=shape, ctx=ctx, dtype=dtype)
+            return a, a.copyto(ctx)
+        a = rand_ndarray(shape, stype, density=density, dtype=dtype)
+        return a, a.copyto(ctx).tostype('default')
+
     if ntensors == 1:
-        w2 = mxrandom.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        g2 = mxrandom.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        w1, g1 = w2.copyto(ctx), g2.copyto(ctx)
+        w2, w1 = pair(w_stype, 1)
+        g2, g1 = pair(g_stype, None)
         state1 = opt1.create_state_multi_precision(0, w1)
         state2 = opt2.create_state_multi_precision(0, w2)
         if compare_states:

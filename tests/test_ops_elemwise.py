@@ -339,8 +339,10 @@ def test_helpers_accept_scalars_on_either_side():
     assert nd.logical_and(x, 0).asnumpy().tolist() == [[0, 0], [0, 0]]
     assert nd.logical_or(x * 0, 1).asnumpy().tolist() == [[1, 1], [1, 1]]
     assert nd.logical_xor(x - 1, 1).asnumpy().tolist() == [[1, 0], [0, 0]]
-    with pytest.raises(TypeError):
-        nd.add(1, 2)
+    # two numbers give a number, as MXNet's helpers do
+    assert nd.add(1, 2) == 3 and nd.power(0.5, 2) == 0.25 and nd.greater(2, 1) == 1
+    with pytest.raises(TypeError, match='an NDArray or a number'):
+        nd.add('a', 2)
 
 
 def test_add_n(ctx):

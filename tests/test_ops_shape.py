@@ -267,8 +267,10 @@ def test_cast_storage():
     x = nd.array([[1.0, 0.0]])
     y = nd.cast_storage(x, stype='default')
     assert y.asnumpy().tolist() == [[1, 0]] and y._var is not x._var
-    with pytest.raises(mx.MXNetError, match='dense'):
-        nd.cast_storage(x, stype='csr')
+    z = nd.cast_storage(x, stype='csr')
+    assert z.stype == 'csr' and z.asnumpy().tolist() == [[1, 0]] and z._var is not x._var
+    with pytest.raises(mx.MXNetError, match='csr array is 2-d'):
+        nd.cast_storage(nd.ones((2,)), stype='csr')
 
 
 def test_split_into_one_part_is_one_array_in_graphs_too():

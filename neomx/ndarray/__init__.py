@@ -18,6 +18,7 @@ _make_namespace(_ndarray_mod._OP_FUNCS, include_hidden=True)
 from .fluent import add_fluent_methods as _add_fluent  # noqa: E402
 
 _add_fluent(NDArray)
+cast_storage = sparse.cast_storage
 
 
 def __getattr__(name):

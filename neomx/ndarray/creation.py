@@ -1,5 +1,8 @@
 """Array creation and the Python-level helpers of ``nd`` (``array``, ``zeros``, ``maximum``,
 ``concatenate``, ...), which dispatch to registry operators."""
+import math
+import operator
+
 import numpy as np
 import torch
 
@@ -9,14 +12,15 @@ from ..context import current_context
 from ..ops import registry
 from ..ops.layout import dense
 from .gen import parse_ctx
-from .ndarray import (NDArray, Storage, _binary, _make, from_tensor, invoke, user_line)
+from .ndarray import (NDArray, Storage, _binary, _check_writable, _make, _store, from_tensor,
+                      invoke, user_line)
 
 __all__ = ['array', 'empty', 'zeros', 'ones', 'full', 'arange', 'eye', 'linspace', 'from_numpy',
            'from_dlpack', 'to_dlpack_for_read', 'to_dlpack_for_write', 'add', 'subtract',
            'multiply', 'divide', 'true_divide', 'modulo', 'power', 'maximum', 'minimum', 'hypot',
            'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
            'logical_and', 'logical_or', 'logical_xor', 'concatenate', 'moveaxis', 'onehot_encode',
-           'imdecode', 'split_v2', 'histogram']
+           'imdecode', 'split_v2', 'histogram', 'reset_arrays']
 
 
 def _ctx(ctx):
@@ -49,6 +53,10 @@ def array(source_array, ctx=None, dtype=None):
     >>> mx.nd.array([[1, 2], [3, 4]]).shape
     (2, 2)
     """
+    if isinstance(source_array, NDArray) and source_array.stype != 'default' or \
+            hasattr(source_array, 'tocoo') and hasattr(source_array, 'nnz'):   # scipy.sparse
+        from .sparse import array as sparse_array
+        return sparse_array(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray):
         dtype = source_array._dtype if dtype is None else dtype_name(dtype)
         out = source_array.as_in_context(_ctx(ctx)) if ctx is not None else source_array
@@ -174,7 +182,7 @@ def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
 
 # -- binary helpers accepting scalars on either side ---------------------------------------
 
-def _helper(name, array_op, scalar_op, rscalar_op):
+def _helper(name, array_op, scalar_op, rscalar_op, on_numbers):
     def f(lhs, rhs):
         if isinstance(lhs, NDArray):
             return _binary(lhs, rhs, array_op, scalar_op)
@@ -182,37 +190,50 @@ def _helper(name, array_op, scalar_op, rscalar_op):
             if isinstance(lhs, numeric_types):
                 return _binary(rhs, lhs, None, rscalar_op)
             return _binary(array(lhs, ctx=rhs._ctx, dtype=rhs._dtype), rhs, array_op, scalar_op)
-        raise TypeError("%s: at least one argument must be an NDArray, got %s and %s"
-                        % (name, type(lhs).__name__, type(rhs).__name__))
+        if isinstance(lhs, numeric_types) and isinstance(rhs, numeric_types):
+            return on_numbers(lhs, rhs)      # two numbers give a number, as in MXNet
+        raise TypeError("%s: at least one argument must be an NDArray or a number, got %s and "
+                        "%s" % (name, type(lhs).__name__, type(rhs).__name__))
     f.__name__ = name
-    f.__doc__ = "Elementwise %s with broadcasting; either side may be a scalar." % name
+    f.__doc__ = ("Elementwise %s with broadcasting; either side may be a scalar (both: a "
+                 "number)." % name)
     return f
 
 
-add = _helper('add', 'broadcast_add', '_plus_scalar', '_plus_scalar')
-subtract = _helper('subtract', 'broadcast_sub', '_minus_scalar', '_rminus_scalar')
-multiply = _helper('multiply', 'broadcast_mul', '_mul_scalar', '_mul_scalar')
-divide = _helper('divide', 'broadcast_div', '_div_scalar', '_rdiv_scalar')
+def _test(cmp):
+    return lambda x, y: 1 if cmp(x, y) else 0
+
+
+add = _helper('add', 'broadcast_add', '_plus_scalar', '_plus_scalar', operator.add)
+subtract = _helper('subtract', 'broadcast_sub', '_minus_scalar', '_rminus_scalar', operator.sub)
+multiply = _helper('multiply', 'broadcast_mul', '_mul_scalar', '_mul_scalar', operator.mul)
+divide = _helper('divide', 'broadcast_div', '_div_scalar', '_rdiv_scalar', operator.truediv)
 true_divide = divide
-modulo = _helper('modulo', 'broadcast_mod', '_mod_scalar', '_rmod_scalar')
-power = _helper('power', 'broadcast_power', '_power_scalar', '_rpower_scalar')
-maximum = _helper('maximum', 'broadcast_maximum', '_maximum_scalar', '_maximum_scalar')
-minimum = _helper('minimum', 'broadcast_minimum', '_minimum_scalar', '_minimum_scalar')
-hypot = _helper('hypot', 'broadcast_hypot', '_hypot_scalar', '_hypot_scalar')
-equal = _helper('equal', 'broadcast_equal', '_equal_scalar', '_equal_scalar')
-not_equal = _helper('not_equal', 'broadcast_not_equal', '_not_equal_scalar', '_not_equal_scalar')
-greater = _helper('greater', 'broadcast_greater', '_greater_scalar', '_lesser_scalar')
+modulo = _helper('modulo', 'broadcast_mod', '_mod_scalar', '_rmod_scalar', operator.mod)
+power = _helper('power', 'broadcast_power', '_power_scalar', '_rpower_scalar', operator.pow)
+maximum = _helper('maximum', 'broadcast_maximum', '_maximum_scalar', '_maximum_scalar',
+                  lambda x, y: x if x > y else y)
+minimum = _helper('minimum', 'broadcast_minimum', '_minimum_scalar', '_minimum_scalar',
+                  lambda x, y: x if x < y else y)
+hypot = _helper('hypot', 'broadcast_hypot', '_hypot_scalar', '_hypot_scalar', math.hypot)
+equal = _helper('equal', 'broadcast_equal', '_equal_scalar', '_equal_scalar',
+                _test(operator.eq))
+not_equal = _helper('not_equal', 'broadcast_not_equal', '_not_equal_scalar',
+                    '_not_equal_scalar', _test(operator.ne))
+greater = _helper('greater', 'broadcast_greater', '_greater_scalar', '_lesser_scalar',
+                  _test(operator.gt))
 greater_equal = _helper('greater_equal', 'broadcast_greater_equal', '_greater_equal_scalar',
-                        '_lesser_equal_scalar')
-lesser = _helper('lesser', 'broadcast_lesser', '_lesser_scalar', '_greater_scalar')
+                        '_lesser_equal_scalar', _test(operator.ge))
+lesser = _helper('lesser', 'broadcast_lesser', '_lesser_scalar', '_greater_scalar',
+                 _test(operator.lt))
 lesser_equal = _helper('lesser_equal', 'broadcast_lesser_equal', '_lesser_equal_scalar',
-                       '_greater_equal_scalar')
+                       '_greater_equal_scalar', _test(operator.le))
 logical_and = _helper('logical_and', 'broadcast_logical_and', '_logical_and_scalar',
-                      '_logical_and_scalar')
+                      '_logical_and_scalar', _test(lambda x, y: x and y))
 logical_or = _helper('logical_or', 'broadcast_logical_or', '_logical_or_scalar',
-                     '_logical_or_scalar')
+                     '_logical_or_scalar', _test(lambda x, y: x or y))
 logical_xor = _helper('logical_xor', 'broadcast_logical_xor', '_logical_xor_scalar',
-                      '_logical_xor_scalar')
+                      '_logical_xor_scalar', _test(lambda x, y: bool(x) ^ bool(y)))
 
 
 def concatenate(arrays, axis=0, always_copy=True):
@@ -315,3 +336,34 @@ def histogram(a, bins=10, range=None):
         if range[0] == range[1]:
             range = (range[0] - 0.5, range[1] + 0.5)     # numpy's rule for a single value
     return invoke(op, [a, None], op.parse_attrs({'bin_cnt': bins, 'range': range}), where=where)
+
+
+def reset_arrays(*arrays, num_arrays=None):
+    """Sets every array of ``arrays`` to 0 in place, with one operation per device (MXNet's
+    ``reset_arrays``, which ``zero_grad`` uses).
+
+    >>> import neomx as mx
+    >>> a, b = mx.nd.ones((2,)), mx.nd.ones((3,))
+    >>> mx.nd.reset_arrays(a, b, num_arrays=2)
+    >>> a.asnumpy().tolist() + b.asnumpy().tolist()
+    [0.0, 0.0, 0.0, 0.0, 0.0]
+    """
+    if num_arrays is not None and int(num_arrays) != len(arrays):
+        raise MXNetError("reset_arrays: num_arrays=%s but %d arrays were given"
+                         % (num_arrays, len(arrays)))
+    where = user_line()
+    groups = {}
+    for a in arrays:
+        if not isinstance(a, NDArray):
+            raise MXNetError("reset_arrays: expected NDArrays, got %s" % type(a).__name__)
+        _check_writable(a, where)
+        groups.setdefault(a._ctx, []).append(a)
+    for ctx, group in groups.items():
+        def fn(group=group):
+            for a in group:
+                t = a._tensor()
+                if t is None:
+                    _store(a, torch.zeros(a._shape, device=ctx.torch_device))
+                else:
+                    t.detach().zero_()
+        _engine._engine.push(fn, [], [a._var for a in group], ctx, 'reset_arrays', where)

@@ -31,8 +31,8 @@ __all__ = ['NDArray', 'Storage', 'invoke', 'push_write', 'from_tensor', 'empty_l
 
 _REAL = (int, float, np.integer, np.floating, bool, np.bool_)
 
-# Names MXNet code imports from this module. neomx arrays are dense ('default'); the ids are
-# MXNet's, as they appear in symbol attributes such as __storage_type__.
+# Names MXNet code imports from this module. The storage type ids are MXNet's, as they appear
+# in symbol attributes such as __storage_type__ (sparse types: see nd.sparse).
 py_slice = slice
 _STORAGE_TYPE_STR_TO_ID = {'undefined': -1, 'default': 0, 'row_sparse': 1, 'csr': 2}
 _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}

@@ -5,7 +5,12 @@ values live in dense storage and whose storage type (``stype``) says how MXNet w
 stored it: code that builds sparse arrays, checks ``stype``, reads ``data``/``indices``/
 ``indptr`` or attaches a sparse gradient runs and computes the same values as on MXNet, without
 MXNet's savings in memory. Operators take sparse arrays like any others and return dense
-(``'default'``) results, as MXNet's storage fallback does; ``tostype`` converts.
+(``'default'``) results, as MXNet's storage fallback does; ``tostype`` converts. The
+operations MXNet has sparse rules for keep the storage type: ``retain``, copies and casts,
+``+``/``-`` of two arrays of one sparse type, ``*`` and ``/`` by a number or a dense array.
+The stored entries are the non-zero ones (an entry MXNet stores with the value 0 is not
+stored here); optimizers update only the stored rows of a row_sparse gradient
+(``lazy_update``), and ``KVStore.row_sparse_pull`` pulls only the rows asked for.
 
 >>> import neomx as mx
 >>> a = mx.nd.array([[0, 1, 0], [2, 0, 3]]).tostype('csr')
@@ -16,11 +21,13 @@ MXNet's savings in memory. Operators take sparse arrays like any others and retu
 """
 import numpy as np
 
-from ..base import MXNetError
-from .ndarray import NDArray, _op
+from ..base import MXNetError, dtype_name
+from ..ops import registry
+from .ndarray import NDArray, _op, invoke, user_line
 
 __all__ = ['BaseSparseNDArray', 'CSRNDArray', 'RowSparseNDArray', 'csr_matrix',
-           'row_sparse_array', 'zeros', 'empty', 'array']
+           'row_sparse_array', 'zeros', 'empty', 'array', 'retain', 'add', 'subtract',
+           'multiply', 'divide', 'dot']
 
 STYPES = ('default', 'row_sparse', 'csr')
 
@@ -44,6 +51,31 @@ class BaseSparseNDArray(NDArray):
 
     def check_format(self, full_check=True):
         """Always valid: the values are stored densely."""
+
+    def astype(self, dtype, copy=True):
+        if not copy and dtype_name(dtype) == self._dtype:
+            return self
+        return with_stype(NDArray.astype(self, dtype), self.stype)
+
+    # -- the operations with a sparse rule keep the storage type --
+    def __add__(self, other):
+        return add(self, other)
+
+    def __sub__(self, other):
+        return subtract(self, other)
+
+    def __mul__(self, other):
+        return multiply(self, other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return divide(self, other)
+
+    __div__ = __truediv__
+
+    def __neg__(self):
+        return with_stype(NDArray.__neg__(self), self.stype)
 
     def _values(self):
         return self.asnumpy()
@@ -79,6 +111,13 @@ class CSRNDArray(BaseSparseNDArray):
         """Where each row's values start in ``data`` (and, last, their count)."""
         return _small(self._parts()[2], self)
 
+    def __getitem__(self, key):
+        # Rows of a csr matrix are a csr matrix, as MXNet slices them (split_and_load).
+        out = NDArray.__getitem__(self, key)
+        if isinstance(key, slice) and out.ndim == 2:
+            return with_stype(out, 'csr')
+        return out
+
     def asscipy(self):
         import scipy.sparse as spsp
         data, indices, indptr = self._parts()
@@ -108,6 +147,9 @@ class RowSparseNDArray(BaseSparseNDArray):
     def indices(self):
         """The index of each stored row."""
         return _small(self._rows()[1], self)
+
+    def retain(self, indices):
+        return retain(self, indices)
 
 
 _CLASSES = {'csr': CSRNDArray, 'row_sparse': RowSparseNDArray, 'default': NDArray}
@@ -224,6 +266,72 @@ def array(source_array, ctx=None, dtype=None):
         return csr_matrix(source_array.tocsr(), ctx=ctx, dtype=dtype)
     raise MXNetError("sparse.array: expected a sparse NDArray or a scipy sparse matrix, got %s"
                      % type(source_array).__name__)
+
+
+def retain(data, indices):
+    """A row_sparse array keeping the rows of ``data`` listed in ``indices`` (the others 0).
+
+    >>> import neomx as mx
+    >>> x = mx.nd.ones((3, 1)).tostype('row_sparse')
+    >>> mx.nd.sparse.retain(x, mx.nd.array([0, 2])).asnumpy().reshape(-1).tolist()
+    [1.0, 0.0, 1.0]
+    """
+    if getattr(data, 'stype', None) != 'row_sparse':
+        raise MXNetError("sparse.retain: data must be a row_sparse array, got storage type %r"
+                         % (getattr(data, 'stype', type(data).__name__),))
+    out = invoke(registry.get('_sparse_retain'), (data, indices), {}, where=user_line())
+    return with_stype(out, 'row_sparse', 'retain')
+
+
+def _stype_of(x):
+    return x.stype if isinstance(x, NDArray) else 'number'
+
+
+def _binary(name, lhs, rhs, keep):
+    """``lhs (name) rhs`` on the dense values; of the sparse type ``keep(lhs stype, rhs
+    stype)`` names (None: dense), as MXNet's sparse rules give it."""
+    from . import creation
+    out = getattr(creation, name)(lhs, rhs)
+    st = keep(_stype_of(lhs), _stype_of(rhs))
+    like = lhs if isinstance(lhs, NDArray) else rhs
+    return with_stype(out, st, name) if st and out.shape == like.shape else out
+
+
+def add(lhs, rhs):
+    """``lhs + rhs``: sparse when both are of the same sparse storage type."""
+    return _binary('add', lhs, rhs, lambda a, b: a if a == b and a in _SPARSE else None)
+
+
+def subtract(lhs, rhs):
+    """``lhs - rhs``: sparse when both are of the same sparse storage type."""
+    return _binary('subtract', lhs, rhs, lambda a, b: a if a == b and a in _SPARSE else None)
+
+
+def multiply(lhs, rhs):
+    """``lhs * rhs``: sparse when one side is sparse and the other a number, a dense array or
+    of the same storage type (zeros stay zeros)."""
+    def keep(a, b):
+        if a in _SPARSE:
+            return a if b in ('number', 'default', a) else None
+        return b if b in _SPARSE and a in ('number', 'default') else None
+    return _binary('multiply', lhs, rhs, keep)
+
+
+def divide(lhs, rhs):
+    """``lhs / rhs``: sparse for a sparse ``lhs`` and a number or dense ``rhs``."""
+    return _binary('divide', lhs, rhs,
+                   lambda a, b: a if a in _SPARSE and b in ('number', 'default') else None)
+
+
+_SPARSE = ('row_sparse', 'csr')
+
+
+def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None):
+    """The matrix product of the values; ``forward_stype`` names the storage type of the
+    result (dense by default)."""
+    out = _op('dot')(lhs, rhs, transpose_a=transpose_a, transpose_b=transpose_b)
+    return with_stype(out, forward_stype, 'dot') if forward_stype not in (None, 'default') \
+        else out
 
 
 def __getattr__(name):

@@ -116,8 +116,14 @@ register('_linspace', inputs=(), creation=True, infer=_linspace_rule,
 # -- random ---------------------------------------------------------------------------------
 
 def _uniform(low, high, shape, ctx, dtype, device, generator):
-    out = torch.empty(shape, dtype=dtype_torch(dtype), device=device)
-    return out.uniform_(low, high, generator=generator) if device.type != 'meta' else out
+    t = dtype_torch(dtype)
+    if device.type == 'meta':
+        return torch.empty(shape, dtype=t, device=device)
+    if t in (torch.float16, torch.bfloat16):
+        # Drawn in float32 and rounded: torch's own half-precision draws are coarse, and
+        # exact zeros come about once in 4000 values (0 / 0 in an Adamax update).
+        return torch.empty(shape, device=device).uniform_(low, high, generator=generator).to(t)
+    return torch.empty(shape, dtype=t, device=device).uniform_(low, high, generator=generator)
 
 
 def _normal(loc, scale, shape, ctx, dtype, device, generator):

@@ -624,13 +624,22 @@ register('diag', view=True, fluent=True, infer=_diag_rule,
 
 
 def _cast_storage(data, stype):
-    """A copy of ``data`` in storage type ``stype``; neomx arrays are dense, so only
-    'default' is supported."""
-    if stype != 'default':
-        raise ShapeError("stype %r is not supported; neomx arrays are dense ('default')" % stype)
+    """A copy of ``data`` in storage type ``stype``. neomx keeps every storage type on dense
+    storage (see ``nd.sparse``), so the values are copied as they are."""
     return data.clone()
 
 
 register('cast_storage', attrs={'stype': Enum('default', 'row_sparse', 'csr')},
-         infer=lambda a, s, d: ((s[0],), (d[0],)) if a['stype'] == 'default' else
-         _cast_storage(None, a['stype']))(_cast_storage)
+         infer=lambda a, s, d: ((s[0],), (d[0],)))(_cast_storage)
+
+
+def _sparse_retain(data, indices):
+    """The rows of ``data`` listed in ``indices``; the other rows are 0."""
+    keep = torch.zeros(data.shape[0], dtype=torch.bool, device=data.device)
+    keep[indices.reshape(-1).long()] = True
+    keep = keep.reshape((-1,) + (1,) * (data.dim() - 1))
+    return torch.where(keep, data, torch.zeros((), dtype=data.dtype, device=data.device))
+
+
+register('_sparse_retain', inputs=('data', 'indices'),
+         infer=lambda a, s, d: ((s[0],), (d[0],)))(_sparse_retain)
