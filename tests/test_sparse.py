@@ -5,7 +5,8 @@ import pytest
 
 import neomx as mx
 from neomx import autograd as ag
-from neomx import nd
+from neomx import gluon, nd
+from neomx.base import MXNetError
 
 DENSE = np.array([[0, 1, 0], [2, 0, 3], [0, 0, 0]], dtype=np.float32)
 
@@ -21,7 +22,8 @@ def test_csr_parts_and_conversions():
     np.testing.assert_array_equal(b.asnumpy(), DENSE)
     d = b.tostype('default')
     assert type(d) is nd.NDArray and d.stype == 'default'
-    assert (a * 2).stype == 'default'            # operators fall back to dense results
+    assert (a * 2).stype == 'csr'                # a sparse rule, as MXNet's
+    assert nd.relu(a).stype == 'default'         # operators fall back to dense results
     np.testing.assert_array_equal((a * 2).asnumpy(), DENSE * 2)
     with pytest.raises(mx.MXNetError, match='2-d'):
         nd.ones((2, 2, 2)).tostype('csr')
@@ -57,3 +59,39 @@ def test_sparse_gradients_and_detach():
     y.backward()
     assert rhs.grad.stype == 'row_sparse'
     np.testing.assert_allclose(rhs.grad.asnumpy(), lhs.asnumpy().T @ np.ones((2, 2)))
+
+
+def test_parts_of_a_csr_matrix():
+    import scipy.sparse as sps
+    m = nd.array([[0, 5, 0], [7, 0, 8]]).tostype('csr')
+    assert m.indptr.asnumpy().tolist() == [0, 1, 3]
+    assert m.indices.asnumpy().tolist() == [1, 0, 2]
+    assert m.data.asnumpy().tolist() == [5, 7, 8]
+    assert (m.asscipy() != sps.csr_matrix([[0, 5, 0], [7, 0, 8]])).nnz == 0
+    big = nd.sparse.csr_matrix(sps.coo_matrix(([2.0], ([99], [999]))).tocsr())
+    assert big.shape == (100, 1000) and big.asnumpy()[99, 999] == 2
+    assert isinstance(big[10:20], nd.sparse.CSRNDArray)        # rows of a csr matrix
+    parts = gluon.utils.split_and_load(big, [mx.cpu(0), mx.cpu(1)])
+    assert [type(p).__name__ for p in parts] == ['CSRNDArray'] * 2
+    assert parts[1].context == mx.cpu(1) and parts[1].asnumpy()[49, 999] == 2
+    with pytest.raises(MXNetError, match='2-d'):
+        nd.ones((2, 2, 2)).tostype('csr')
+
+
+def test_operations_keep_or_drop_the_storage_type():
+    # the storage types MXNet 1.9.1 gives (checked against it)
+    x = nd.array([[0, 0], [1, 2]]).tostype('row_sparse')
+    d = nd.ones((2, 2))
+    assert (x * 2).stype == 'row_sparse' and (x / 2).stype == 'row_sparse'
+    assert (x + x).stype == 'row_sparse' and (-x).stype == 'row_sparse'
+    assert (x * d).stype == 'row_sparse' and (2 * x).stype == 'row_sparse'
+    assert (d * x).stype == 'default' and (x / d).stype == 'default'
+    assert (x + 1).stype == 'default' and (x + 1).asnumpy().tolist() == [[1, 1], [2, 3]]
+    assert nd.sigmoid(x).stype == 'default'             # no sparse rule: dense values
+    assert x.copyto(mx.cpu(1)).stype == 'row_sparse' and x.astype('float64').stype == 'row_sparse'
+    assert x.tostype('default').stype == 'default'
+    kept = nd.sparse.retain(x, nd.array([0]))
+    assert kept.stype == 'row_sparse' and kept.asnumpy().tolist() == [[0, 0], [0, 0]]
+    kept = nd.sparse.retain(nd.array([[1, 1], [np.nan, 2]]).tostype('row_sparse'),
+                            nd.array([1]))
+    assert np.isnan(kept.asnumpy()[1, 0]) and kept.asnumpy()[0].tolist() == [0, 0]

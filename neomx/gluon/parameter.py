@@ -108,9 +108,8 @@ class Parameter:
         self.init = init
         for what, st in (('stype', stype), ('grad_stype', grad_stype)):
             if st not in ('default', 'row_sparse', 'csr'):
-                raise MXNetError("%s for Parameter '%s' must be one of 'default', 'row_sparse' "
-                                 "or 'csr', but got '%s'" % (what, name, st))
-        # neomx arrays are dense: sparse storage types are accepted and stored densely.
+                raise ParameterError("%s for Parameter '%s' must be one of 'default', "
+                                     "'row_sparse', or 'csr', but got '%s'" % (what, name, st))
         self._stype = stype
         self._grad_stype = grad_stype
 
@@ -177,7 +176,13 @@ class Parameter:
         return self._stype
 
     def _set_trainer(self, trainer):
-        """Sets the Trainer updating this parameter."""
+        """Sets the Trainer updating this parameter (a sparse one has at most one: its
+        values live in that Trainer's store)."""
+        if self._stype != 'default' and self._trainer and trainer and \
+                self._trainer is not trainer:
+            raise RuntimeError("Failed to set the trainer for Parameter '%s' because it was "
+                               "already set. More than one trainers for a %s Parameter is not "
+                               "supported." % (self.name, self._stype))
         self._trainer = trainer
 
     # -- access --
@@ -208,6 +213,8 @@ class Parameter:
 
     def data(self, ctx=None):
         """The copy on ``ctx`` (the only copy, or the current context's, by default)."""
+        if self._stype != 'default':
+            self._dense_only('data', ctx)
         data = self._data
         if data is not None:
             if ctx is None:
@@ -221,7 +228,15 @@ class Parameter:
 
     def list_data(self):
         """The copies on every context, in the order of ``list_ctx()``."""
+        if self._stype != 'default':
+            self._dense_only('list_data', None)
         return self._check_and_get(self._data, list)
+
+    def _dense_only(self, call, ctx):
+        raise RuntimeError("Cannot return copies of Parameter '%s' on %s via %s() because its "
+                           "storage type is %s. Please use row_sparse_data() instead."
+                           % (self.name, 'all contexts' if ctx is None else ctx, call,
+                              self._stype))
 
     def grad(self, ctx=None):
         """The gradient buffer on ``ctx``."""
@@ -246,10 +261,28 @@ class Parameter:
         return self._ctx_list
 
     def row_sparse_data(self, row_id):
-        raise MXNetError("Parameter '%s': row_sparse storage is not supported by neomx (arrays "
-                         "are dense); use data()" % self.name)
+        """The rows ``row_id`` of a row_sparse parameter, pulled from its Trainer's store into
+        the copy on ``row_id``'s context (the other rows are 0)."""
+        return self._row_sparse(row_id, row_id.context if isinstance(row_id, NDArray) else None,
+                                'row_sparse_data')
 
-    list_row_sparse_data = row_sparse_data
+    def list_row_sparse_data(self, row_id):
+        """``row_sparse_data`` into the copies on every context."""
+        return self._row_sparse(row_id, list, 'list_row_sparse_data')
+
+    def _row_sparse(self, row_id, ctx, call):
+        if self._stype != 'row_sparse':
+            raise RuntimeError("Cannot return a copy of Parameter %s via %s() because its "
+                               "storage type is %s. Please use data() instead."
+                               % (self.name, call, self._stype))
+        if not isinstance(row_id, NDArray):
+            raise TypeError("row_id must have NDArray type, but %s is given" % type(row_id))
+        if not self._trainer:
+            raise RuntimeError("Cannot get row_sparse data for Parameter '%s' when no Trainer "
+                               "is created with it." % self.name)
+        results = self._check_and_get(self._data, ctx)
+        self._trainer._row_sparse_pull(self, results, row_id)
+        return results
 
     # -- initialisation --
     def initialize(self, init=None, ctx=None, default_init=initializer.Uniform(),
@@ -304,7 +337,11 @@ class Parameter:
         self._ctx_list = list(ctx_list)
         self._ctx_map = {c: i for i, c in enumerate(self._ctx_list)}
         if is_np_array():       # under NumPy array semantics parameters are mx.np.ndarray
+            if self._stype != 'default':
+                raise ValueError("mxnet.numpy.zeros does not support stype = %s" % self._stype)
             data = data.as_np_ndarray()
+        elif data.stype != self._stype:
+            data = data.tostype(self._stype)
         self._data = [data.copyto(c) for c in self._ctx_list]
         _EPOCH[0] += 1
         self._init_grad()
@@ -313,15 +350,25 @@ class Parameter:
         if self.grad_req == 'null':
             self._grad = None
             return
-        self._grad = [ndarray.zeros(d.shape, dtype=d.dtype, ctx=d.context) for d in self._data]
+        if is_np_array() and self._grad_stype != 'default':
+            raise ValueError("mxnet.numpy.zeros does not support stype = %s" % self._grad_stype)
+        self._grad = [ndarray.zeros(d.shape, dtype=d.dtype, ctx=d.context,
+                                    stype=self._grad_stype) for d in self._data]
         if is_np_array():
             self._grad = [g.as_np_ndarray() for g in self._grad]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
 
     def _reduce(self):
-        """The average of the copies, on cpu(0) (what gets saved)."""
-        block = self.list_data()
+        """The average of the copies, on cpu(0) (what gets saved); all rows of a row_sparse
+        parameter, from its Trainer's store."""
         ctx = cpu()
+        if self._stype != 'default':
+            data = ndarray.zeros(self.shape, stype='row_sparse', ctx=ctx)
+            self._trainer._row_sparse_pull(self, data, ndarray.arange(0, self.shape[0], ctx=ctx,
+                                                                      dtype='int64'),
+                                           full_idx=True)
+            return data
+        block = self.list_data()
         if len(block) > 1:
             return ndarray.add_n(*(w.copyto(ctx) for w in block)) / len(block)
         return block[0].copyto(ctx)
@@ -349,7 +396,7 @@ class Parameter:
                 if dtype_source == 'current':
                     data = data.astype(mine)
                 else:
-                    self._dtype = saved
+                    self._dtype = data.dtype
         if isinstance(ctx, Context):
             ctx = [ctx]
         if self._data is None:
@@ -410,8 +457,7 @@ class Parameter:
         """Sets the gradient buffers to 0 (nothing for grad_req='null')."""
         if self._grad is None:
             return
-        for g in self._grad:
-            ndarray.zeros_like(g, out=g)
+        ndarray.reset_arrays(*self._grad, num_arrays=len(self._grad))
 
     def var(self):
         """A Symbol variable standing for this parameter (for hybridisation)."""
@@ -601,9 +647,14 @@ class ParameterDict:
             v.initialize(None, ctx, init, force_reinit=force_reinit)
 
     def zero_grad(self):
-        """Sets every gradient buffer to 0."""
+        """Sets every gradient buffer to 0 (one operation per device)."""
+        by_ctx = {}
         for p in self.values():
-            p.zero_grad()
+            if p.grad_req != 'null' and p._grad is not None:
+                for g in p._grad:
+                    by_ctx.setdefault(g.context, []).append(g)
+        for grads in by_ctx.values():
+            ndarray.reset_arrays(*grads, num_arrays=len(grads))
 
     def reset_ctx(self, ctx):
         """Moves every parameter to ``ctx``."""

@@ -23,8 +23,8 @@ applies the same update to the same summed gradient.
 """
 import os
 
-from .. import optimizer as opt
-from ..kvstore import KVStoreBase, create as _create_kvstore
+from .. import autograd, optimizer as opt
+from ..kvstore import KVStore, KVStoreBase, create as _create_kvstore
 from ..ndarray.utils import _write_atomic
 from .parameter import Parameter, ParameterDict
 
@@ -94,6 +94,8 @@ class Trainer:
                              % (type(params)))
         self._params = []
         self._param2idx = {}
+        self._contains_sparse_weight = False
+        self._contains_sparse_grad = False
         for i, param in enumerate(params):
             if not isinstance(param, Parameter):
                 raise ValueError("First argument must be a list or dict of Parameters, got list "
@@ -101,6 +103,8 @@ class Trainer:
             self._param2idx[param.name] = i
             self._params.append(param)
             param._set_trainer(self)
+            self._contains_sparse_weight |= param._stype != 'default'
+            self._contains_sparse_grad |= param._grad_stype != 'default'
         self._compression_params = compression_params
         self._contexts = self._check_contexts()
         self._init_optimizer(optimizer, optimizer_params or {})
@@ -150,13 +154,20 @@ class Trainer:
             for param in self._params_to_init:
                 if param._deferred_init:
                     waiting.append(param)
+                elif param._stype != 'default':
+                    # A sparse weight lives in the store; row_sparse_data pulls its rows.
+                    self._kvstore.init(self._param2idx[param.name], param._data[0])
                 else:
                     arrays = param._check_and_get(param._data, list)
                     keys.append(self._param2idx[param.name])
                     values.append(arrays[0])
                     outs.append(arrays)
             if keys:
-                self._kvstore.broadcast(keys, values, outs)
+                if isinstance(self._kvstore, KVStore):
+                    self._kvstore.broadcast(keys, values, outs)
+                else:   # a store of the user's, written for MXNet's one key per call
+                    for k, v, o in zip(keys, values, outs):
+                        self._kvstore.broadcast(k, v, o, priority=-k)
         self._params_to_init = waiting
 
     def _reset_kvstore(self):
@@ -170,9 +181,23 @@ class Trainer:
 
     def _init_kvstore(self):
         config = self._kvstore_params
+        if self._contains_sparse_weight:
+            self._init_sparse_kvstore(config)
+            return
         kvstore, update_on_kvstore = _make_kvstore(config['kvstore'], len(self._contexts),
                                                    self._params)
         self._distributed = 'dist' in kvstore.type if kvstore else False
+        if self._contains_sparse_grad:
+            # Dense weights with row_sparse gradients: updated on the store only when it is
+            # distributed, unless asked.
+            update_on_kvstore = self._distributed
+            if config['update_on_kvstore'] is not None:
+                if config['update_on_kvstore'] is False and self._distributed:
+                    raise ValueError("Cannot set update_on_kvstore=False on dist kvstore when "
+                                     "sparse gradients are present.")
+                update_on_kvstore = config['update_on_kvstore']
+            self._finish_kvstore(kvstore, update_on_kvstore)
+            return
         if self._distributed and 'async' in kvstore.type:
             update_on_kvstore = True
             if config['update_on_kvstore'] is False:
@@ -185,6 +210,26 @@ class Trainer:
                 raise ValueError("Please set update_on_kvstore=False when training with {}"
                                  .format(type(kvstore)))
             update_on_kvstore = False
+        self._finish_kvstore(kvstore, update_on_kvstore)
+
+    def _init_sparse_kvstore(self, config):
+        """Sparse weights live in a store, which updates them (whatever the devices)."""
+        kvstore = config['kvstore']
+        if isinstance(kvstore, str):
+            kvstore = _create_kvstore(kvstore)
+        elif not isinstance(kvstore, KVStoreBase):
+            raise TypeError("Cannot create '%s' KVStore with row_sparse parameters. The type "
+                            "must be KVStore or str." % (kvstore,))
+        if not kvstore.is_capable(KVStoreBase.OPTIMIZER):
+            raise AssertionError("KVStore with sparse weight requires optimizer support. "
+                                 "However, %s does not support optimizer." % type(kvstore))
+        if config['update_on_kvstore'] is False:
+            raise ValueError("Cannot set update_on_kvstore=False when sparse weights are "
+                             "present.")
+        self._distributed = 'dist' in kvstore.type
+        self._finish_kvstore(kvstore, True)
+
+    def _finish_kvstore(self, kvstore, update_on_kvstore):
         if kvstore:
             if self._compression_params:
                 kvstore.set_gradient_compression(self._compression_params)
@@ -196,6 +241,21 @@ class Trainer:
             self._kvstore = None
             self._update_on_kvstore = None
         self._kv_initialized = True
+
+    def _row_sparse_pull(self, parameter, out, row_id, full_idx=False):
+        """Pulls the rows ``row_id`` of a sparse parameter from the store into ``out``
+        (all of them with ``full_idx``). Called in a forward pass too: the store's copies and
+        the pull stay outside any recorded graph, as in MXNet."""
+        with autograd.pause():
+            self._prepare()
+            idx = self._param2idx[parameter.name]
+            if full_idx and 'dist' not in self._kvstore.type:
+                if row_id.size != out.shape[0]:
+                    raise AssertionError("row_sparse pull of all rows: %d row ids for %d rows"
+                                         % (row_id.size, out.shape[0]))
+                self._kvstore.pull(idx, out=out, priority=-idx, ignore_sparse=False)
+            else:
+                self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
 
     def _prepare(self):
         if not self._kv_initialized:
@@ -292,17 +352,35 @@ class Trainer:
             return
         keys, grads, datas = [], [], []
         for i, param in enumerate(self._params):
-            if param.grad_req != 'null':
+            if param.grad_req == 'null':
+                continue
+            if param._grad_stype != 'default':
+                self._push_sparse_grad(i, param)
+            else:
                 keys.append(i)
                 grads.append(param.list_grad())
                 if self._update_on_kvstore:
                     datas.append(param.list_data())
         if not keys:
             return
-        if self._update_on_kvstore:
+        if not isinstance(self._kvstore, KVStore):
+            # A store of the user's, written for MXNet's one key per call.
+            for n, k in enumerate(keys):
+                self._kvstore.pushpull(k, grads[n], out=datas[n] if datas else None,
+                                       priority=-k)
+        elif self._update_on_kvstore:
             self._kvstore.pushpull(keys, grads, out=datas)
         else:
             self._kvstore.pushpull(keys, grads)
+
+    def _push_sparse_grad(self, i, param):
+        """Pushes a row_sparse gradient; for a dense weight, pulls back the new weight
+        (updating on the store) or the summed gradient. A sparse weight stays in the store."""
+        grads = param.list_grad()
+        self._kvstore.push(i, grads, priority=-i)
+        if param._stype == 'default':
+            pull = param.list_data() if self._update_on_kvstore else grads
+            self._kvstore.pull(i, pull, priority=-i, ignore_sparse=self._distributed)
 
     def _update(self, ignore_stale_grad=False):
         loss_scaler = getattr(self, '_amp_loss_scaler', None)

@@ -12,7 +12,7 @@
 import importlib
 
 from ..base import MXNetError
-from .base import KVStore, KVStoreBase
+from .base import KVStore, KVStoreBase, TestStore  # noqa: F401  (registers 'teststore')
 from .local import LocalKVStore
 
 __all__ = ['create', 'KVStoreBase', 'KVStore', 'LocalKVStore']

@@ -21,7 +21,7 @@ from ..ndarray import NDArray
 from ..ndarray.utils import _write_atomic
 from ..optimizer import Updater, get_updater
 
-__all__ = ['KVStoreBase', 'KVStore']
+__all__ = ['KVStoreBase', 'KVStore', 'TestStore']
 
 
 class KVStoreBase:
@@ -81,6 +81,59 @@ class KVStoreBase:
     @property
     def num_workers(self):
         raise NotImplementedError()
+
+
+@KVStoreBase.register
+class TestStore(KVStoreBase):
+    """A store for testing (MXNet's ``teststore``): sums and copies with plain array
+    operations, one key per call, and no optimizer.
+
+    >>> import neomx as mx
+    >>> kv = mx.kv.create('teststore')
+    >>> vals = [mx.nd.ones((2,)), mx.nd.ones((2,)) * 2]
+    >>> kv.pushpull(0, vals)
+    >>> vals[0].asnumpy().tolist()
+    [3.0, 3.0]
+    """
+
+    def broadcast(self, key, value, out, priority=0):
+        for o in out if isinstance(out, list) else [out]:
+            o[:] = value
+
+    def pushpull(self, key, value, out=None, priority=0):
+        if isinstance(value, NDArray):
+            if out is not None:
+                for o in out if isinstance(out, list) else [out]:
+                    o[:] = value
+            return
+        ctx = value[0].context
+        reduced = value[0].as_in_context(ctx).copy()
+        for v in value[1:]:
+            reduced += v.as_in_context(ctx)
+        for o in value if out is None else (out if isinstance(out, list) else [out]):
+            o[:] = reduced
+
+    @staticmethod
+    def is_capable(capability):
+        if capability.lower() == KVStoreBase.OPTIMIZER:
+            return False
+        raise ValueError('Unknown capability: {}'.format(capability))
+
+    @property
+    def type(self):
+        return 'teststore'
+
+    @property
+    def rank(self):
+        return 0
+
+    @property
+    def num_workers(self):
+        return 1
+
+
+def _same_array(a, b):
+    return a is b or (a._var is b._var and a._view == b._view and a.shape == b.shape)
 
 
 def _check_key(key):
@@ -147,6 +200,7 @@ class KVStore(KVStoreBase):
         [2.0, 2.0]
         """
         keys, vals = _key_values('init', key, value, one_per_key=True)
+        self._check_key_type('init', keys)
         for k in keys:
             if self._has(k):
                 raise MXNetError("KVStore.init: duplicate init of key %r. Please double check if "
@@ -168,6 +222,7 @@ class KVStore(KVStoreBase):
         [2.0, 2.0]
         """
         keys, vals = _key_values('push', key, value)
+        self._check_key_type('push', keys)
         self._check_inited('push', keys, vals)
         merged = self._reduce(keys, vals)
         if self._updater is None:
@@ -176,12 +231,19 @@ class KVStore(KVStoreBase):
             self._apply_updater(keys, merged)
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
-        """Copies the stored value of each key into ``out`` (an array or a list of them)."""
+        """Copies the stored value of each key into ``out`` (an array or a list of them).
+        With ``ignore_sparse`` (the default), sparse outputs are left as they are: pull
+        row_sparse values with ``row_sparse_pull``."""
         if out is None:
             raise MXNetError("KVStore.pull: out= is required (the arrays to copy into)")
         keys, outs = _key_values('pull', key, out)
+        self._check_key_type('pull', keys)
         self._check_inited('pull', keys, outs)
-        self._pull(keys, outs)
+        if ignore_sparse:
+            outs = [[o for o in os_ if o.stype == 'default'] for os_ in outs]
+            keys, outs = [k for k, o in zip(keys, outs) if o], [o for o in outs if o]
+        if keys:
+            self._pull(keys, outs)
 
     def pushpull(self, key, value, out=None, priority=0):
         """``push`` then ``pull`` into ``out`` (into ``value`` when ``out`` is None): with the
@@ -199,12 +261,54 @@ class KVStore(KVStoreBase):
         self.pull(key, value if out is None else out, priority)
 
     def broadcast(self, key, value, out, priority=0):
-        """``init(key, value)`` then ``pull(key, out)``."""
+        """``init(key, value)`` then ``pull(key, out)``; an output that is the value itself is
+        left alone (a copy onto itself would only bump its version, which a recorded graph
+        reading it would reject)."""
         self.init(key, value)
-        self.pull(key, out, priority)
+        keys, vals = _key_values('broadcast', key, value, one_per_key=True)
+        _, outs = _key_values('broadcast', key, out)
+        outs = [[o for o in os_ if not _same_array(o, v[0])] for os_, v in zip(outs, vals)]
+        keys, outs = [k for k, o in zip(keys, outs) if o], [o for o in outs if o]
+        if keys:
+            self.pull(keys, outs, priority, ignore_sparse=False)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        raise MXNetError("KVStore.row_sparse_pull: neomx arrays are dense only; use pull")
+        """Copies the rows ``row_ids`` of the stored value of each key into the row_sparse
+        arrays ``out`` (the other rows become 0). ``row_ids`` is an array of row indices (any
+        shape) or a list of them, one per output.
+
+        >>> import neomx as mx
+        >>> kv = mx.kv.create('local')
+        >>> kv.init('e', mx.nd.ones((3, 2)))
+        >>> out = mx.nd.zeros((3, 2), stype='row_sparse')
+        >>> kv.row_sparse_pull('e', out=out, row_ids=mx.nd.array([0, 2]))
+        >>> out.asnumpy()[:, 0].tolist()
+        [1.0, 0.0, 1.0]
+        """
+        if out is None or row_ids is None:
+            raise MXNetError("KVStore.row_sparse_pull: out= and row_ids= are required")
+        keys, outs = _key_values('row_sparse_pull', key, out)
+        self._check_key_type('row_sparse_pull', keys)
+        self._check_inited('row_sparse_pull', keys, outs)
+        flat_outs = [o for os_ in outs for o in os_]
+        for o in flat_outs:
+            if o.stype != 'row_sparse':
+                raise MXNetError("KVStore.row_sparse_pull: outputs must be row_sparse arrays, "
+                                 "got storage type %r (use pull for dense arrays)" % (o.stype,))
+        ids = row_ids if isinstance(row_ids, (list, tuple)) else [row_ids]
+        ids = [i for x in ids for i in (x if isinstance(x, (list, tuple)) else [x])]
+        if len(ids) == 1:
+            ids = ids * len(flat_outs)
+        if len(ids) != len(flat_outs) or not all(isinstance(i, NDArray) for i in ids):
+            raise MXNetError("KVStore.row_sparse_pull: expected one NDArray of row ids per "
+                             "output (%d outputs), got %r" % (len(flat_outs), row_ids))
+        from ..ndarray.sparse import retain
+        it = iter(ids)
+        for k, os_ in zip(keys, outs):
+            src = self._stored([k])[0]
+            for o in os_:
+                rid = next(it)
+                retain(src.as_in_context(o.context), rid.as_in_context(o.context)).copyto(o)
 
     def set_gradient_compression(self, compression_params):
         """Quantises pushed values to 2 bits (MXNet's ``{'type': '2bit', 'threshold': t}``,
@@ -316,6 +420,15 @@ class KVStore(KVStoreBase):
         return 1
 
     # -- checks shared by the calls ---------------------------------------------------------
+    def _check_key_type(self, op, keys):
+        """A store takes int keys or str keys, whichever it was first given (as MXNet's)."""
+        is_str = isinstance(keys[0], str)
+        known = getattr(self, '_str_keys', None)
+        if known is None:
+            self._str_keys = is_str
+        elif known != is_str:
+            raise MXNetError("KVStore.%s: this store uses %s keys, got %r (keys of one store "
+                             "are all int or all str)" % (op, 'str' if known else 'int', keys[0]))
     def _check_inited(self, op, keys, lists):
         for k, arrays in zip(keys, lists):
             if not self._has(k):

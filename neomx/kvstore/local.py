@@ -105,7 +105,8 @@ class LocalKVStore(KVStore):
         table = self._merged if self._updater is not None else self._store
         t = table.get(key)
         if t is None or t.context != ctx:
-            t = table[key] = zeros(like.shape, ctx, dtype=like.dtype)
+            # The sum keeps the storage type of what was pushed (row_sparse gradients stay so).
+            t = table[key] = zeros(like.shape, ctx, dtype=like.dtype, stype=like.stype)
         return t
 
     def _staged(self, key, value, ctx):

@@ -7,7 +7,8 @@ stored it: code that builds sparse arrays, checks ``stype``, reads ``data``/``in
 MXNet's savings in memory. Operators take sparse arrays like any others and return dense
 (``'default'``) results, as MXNet's storage fallback does; ``tostype`` converts. The
 operations MXNet has sparse rules for keep the storage type: ``retain``, copies and casts,
-``+``/``-`` of two arrays of one sparse type, ``*`` and ``/`` by a number or a dense array.
+``+``/``-``/``*`` of two arrays of one sparse type, ``*`` and ``/`` by a number, a sparse array
+times a dense one.
 The stored entries are the non-zero ones (an entry MXNet stores with the value 0 is not
 stored here); optimizers update only the stored rows of a row_sparse gradient
 (``lazy_update``), and ``KVStore.row_sparse_pull`` pulls only the rows asked for.
@@ -67,7 +68,8 @@ class BaseSparseNDArray(NDArray):
     def __mul__(self, other):
         return multiply(self, other)
 
-    __rmul__ = __mul__
+    def __rmul__(self, other):
+        return multiply(other, self)
 
     def __truediv__(self, other):
         return divide(self, other)
@@ -308,19 +310,18 @@ def subtract(lhs, rhs):
 
 
 def multiply(lhs, rhs):
-    """``lhs * rhs``: sparse when one side is sparse and the other a number, a dense array or
-    of the same storage type (zeros stay zeros)."""
+    """``lhs * rhs``: sparse for a sparse ``lhs`` times a number, a dense array or one of its
+    storage type, and for a number times a sparse array (as MXNet 1.9.1 gives them)."""
     def keep(a, b):
         if a in _SPARSE:
             return a if b in ('number', 'default', a) else None
-        return b if b in _SPARSE and a in ('number', 'default') else None
+        return b if b in _SPARSE and a == 'number' else None
     return _binary('multiply', lhs, rhs, keep)
 
 
 def divide(lhs, rhs):
-    """``lhs / rhs``: sparse for a sparse ``lhs`` and a number or dense ``rhs``."""
-    return _binary('divide', lhs, rhs,
-                   lambda a, b: a if a in _SPARSE and b in ('number', 'default') else None)
+    """``lhs / rhs``: sparse for a sparse ``lhs`` and a number."""
+    return _binary('divide', lhs, rhs, lambda a, b: a if a in _SPARSE and b == 'number' else None)
 
 
 _SPARSE = ('row_sparse', 'csr')

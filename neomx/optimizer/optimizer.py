@@ -386,10 +386,14 @@ class Optimizer:
         items, lrs, wds, extras = grp.items, grp.lrs, grp.wds, grp.extras
         kernel = self._kernel
         elementwise = self._elementwise
+        lazy = [elementwise and self._lazy_rows() and g.stype == 'row_sparse'
+                for _, g, _, _ in items]
+        any_lazy = any(lazy)
 
         def fn():
-            ws, gs, ss, casts = [], [], [], []
-            for w, g, master, own in items:
+            ws, gs, ss, casts, rows = [], [], [], [], []
+            dense = ([], [], []) if any_lazy else (lrs, wds, extras)
+            for k, (w, g, master, own) in enumerate(items):
                 gt = g._tensor()
                 if master is not None:
                     wt = master._tensor()
@@ -397,18 +401,32 @@ class Optimizer:
                     gt = gt.float()
                 else:
                     wt = w._tensor()
+                st = [None if a is None else a._tensor() for a in own]
+                if lazy[k]:
+                    rows.append((wt, gt, st, lrs[k], wds[k], extras[k]))
+                    continue
                 ws.append(wt)
                 gs.append(gt)
-                ss.append([None if a is None else a._tensor() for a in own])
+                ss.append(st)
+                if any_lazy:
+                    for lst, v in zip(dense, (lrs[k], wds[k], extras[k])):
+                        lst.append(v)
             with torch.no_grad():
                 if elementwise:
-                    for batch in _cache_batches(ws, gs, ss, lrs, wds, extras):
+                    for batch in _cache_batches(ws, gs, ss, *dense):
                         kernel(*batch, hyper)
                 else:
                     kernel(ws, gs, ss, lrs, wds, extras, hyper)
+                for item in rows:
+                    _lazy_update(kernel, hyper, *item)
                 for dst, src in casts:
                     dst.copy_(src)
         _engine.current().push(fn, grp.reads, grp.writes, grp.ctx, name, where)
+
+    def _lazy_rows(self):
+        """Whether a row_sparse gradient updates only its stored rows (weights and states of
+        the other rows are left as they are): MXNet's ``lazy_update``."""
+        return False
 
     # -- pickling: the Parameters of param_dict stay with the Trainer -----------------------
     def __getstate__(self):
@@ -476,6 +494,21 @@ def _cache_batches(ws, gs, ss, lrs, wds, extras):
         yield batch
 
 
+def _lazy_update(kernel, hyper, wt, gt, st, lr, wd, extra):
+    """``kernel`` on the rows of the weight and states where the gradient has a stored row
+    (a non-zero one, see nd.sparse): MXNet's lazy update of a row_sparse gradient."""
+    rows = torch.nonzero(gt.reshape(gt.shape[0], -1).ne(0).any(dim=1)).reshape(-1)
+    if not rows.numel():
+        return
+    w_rows = wt[rows]
+    s_rows = [None if s is None else s[rows] for s in st]
+    kernel([w_rows], [gt[rows]], [s_rows], [lr], [wd], [extra], hyper)
+    wt[rows] = w_rows
+    for s, r in zip(st, s_rows):
+        if s is not None:
+            s[rows] = r
+
+
 # -- building blocks of the kernels (lists of tensors in, lists out) -----------------------
 
 def _clip_(ts, bound):
@@ -530,7 +563,8 @@ class SGD(Optimizer):
         weight = weight + mom
 
     (with ``momentum=0`` there is no state and ``weight -= lr * (wd * weight + grad)``).
-    ``lazy_update`` only matters for row-sparse gradients, which neomx does not have.
+    With ``lazy_update``, a row_sparse gradient updates only its stored rows (and their
+    momentum).
 
     >>> import neomx as mx
     >>> opt = mx.optimizer.SGD(learning_rate=0.5)
@@ -550,6 +584,9 @@ class SGD(Optimizer):
         self.momentum = momentum
         self.lazy_update = lazy_update
         self.aggregate_num = _aggregate_size(4)
+
+    def _lazy_rows(self):
+        return self.lazy_update
 
     def create_state(self, index, weight):
         if self.momentum != 0.0:
@@ -599,12 +636,13 @@ class NAG(Optimizer):
     weight (MXNet's kernel writes the weight in place before reading it again).
     """
 
+    _master_first = False     # (momentum, float32 master), as SGD and MXNet's NAG keep it
+    _fp16_warning = SGD._fp16_warning.replace('SGD', 'NAG')
+
     def __init__(self, momentum=0.0, **kwargs):
         super().__init__(**kwargs)
         self.momentum = momentum
 
-    create_state_multi_precision = SGD.create_state_multi_precision
-    _split_mp_state = SGD._split_mp_state
     create_state = SGD.create_state
 
     def _kernel(self, ws, gs, ss, lrs, wds, extras, h):
@@ -703,6 +741,9 @@ class Adam(Optimizer):
         self.beta2 = beta2
         self.epsilon = epsilon
         self.lazy_update = lazy_update
+
+    def _lazy_rows(self):
+        return self.lazy_update
 
     def create_state(self, index, weight):
         return (zeros(weight.shape, weight.context, dtype=weight.dtype),   # mean
@@ -950,6 +991,9 @@ class AdaGrad(Optimizer):
     def create_state(self, index, weight):
         return zeros(weight.shape, weight.context)   # history (float32, as in MXNet)
 
+    def _lazy_rows(self):
+        return True     # MXNet's sparse adagrad_update: the gradient's rows only
+
     def _hyper(self):
         h = super()._hyper()
         h.update(clip_py=self.clip_gradient, eps=_f32(self.float_stable_eps))
@@ -1037,6 +1081,9 @@ class Ftrl(Optimizer):
     def create_state(self, index, weight):
         return (zeros(weight.shape, weight.context),    # z
                 zeros(weight.shape, weight.context))    # n
+
+    def _lazy_rows(self):
+        return True     # MXNet's ftrl_update on a row_sparse gradient: its rows only
 
     def _hyper(self):
         h = super()._hyper()
