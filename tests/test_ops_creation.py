@@ -45,7 +45,13 @@ def test_zeros_ones(f, value, ctx):
     assert f(3).shape == (3,)
     assert f((2,), dtype='int64').dtype == np.int64
     assert f(shape=(1, 2), dtype=np.float16).dtype == np.float16
-    assert f((2, 0)).shape == (2, 0)
+    # MXNet 1.x: no empty axis and no scalar, except under NumPy shape semantics
+    for shape in [(2, 0), (), (2, -1)]:
+        with pytest.raises(mx.MXNetError, match='dimension'):
+            f(shape)
+    with mx.np_shape():
+        assert f((2, 0)).shape == (2, 0)
+        assert f(()).asnumpy().shape == ()
 
 
 def test_full_and_empty(ctx):

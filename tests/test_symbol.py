@@ -386,8 +386,14 @@ def test_simple_bind_and_eval():
     assert out[0].asnumpy().tolist() == [1.0, 2.0, 5.0]
     r = mx.sym.relu(x * 2 + 1).eval(ctx=mx.cpu(), x=mx.nd.array([-1.0, 1.0]))
     assert r[0].asnumpy().tolist() == [0.0, 3.0]
-    with pytest.raises(MXNetError, match='call forward'):
-        (x * 2).simple_bind(mx.cpu(), grad_req='null', x=(2,)).backward()
+    # as MXNet: nothing to differentiate is no error, and backward before any forward
+    # differentiates the bound arrays, leaving the outputs (allocated at bind) alone
+    (x * 2).simple_bind(mx.cpu(), grad_req='null', x=(2,)).backward()
+    ex = (x * x).simple_bind(mx.cpu(), x=(2,))
+    ex.arg_dict['x'][:] = 3
+    ex.backward(mx.nd.ones((2,)))
+    assert ex.grad_dict['x'].asnumpy().tolist() == [6.0, 6.0]
+    assert ex.outputs[0].asnumpy().tolist() == [0.0, 0.0]
 
 
 def test_cached_op_signatures_and_outputs():

@@ -116,6 +116,7 @@ def _create(opname, shape, ctx, dtype, **attrs):
     op = registry.get(opname)
     if isinstance(shape, int):
         shape = (shape,)
+    _check_creation_shape(opname.strip('_'), shape)
     attrs = op.parse_attrs(dict(attrs, shape=shape, dtype=dtype or 'float32'))
     return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line(3))
 
@@ -129,6 +130,22 @@ def _into(out, r):
                          % (r.shape, getattr(out, 'shape', type(out).__name__)))
     out[:] = r
     return out
+
+
+def _check_creation_shape(name, shape):
+    """MXNet 1.x arrays have at least one axis and no empty one, except under NumPy shape
+    semantics (``mx.np_shape()``), where () is a scalar and 0 an empty axis."""
+    from ..util import is_np_shape
+    if any(d < 0 for d in shape):
+        raise MXNetError("%s: shape %s has a negative dimension" % (name, tuple(shape)))
+    if is_np_shape():
+        return
+    if not shape:
+        raise MXNetError("%s: shape () has no dimensions; MXNet arrays have at least one, as "
+                         "(1,) (a scalar needs mx.np_shape())" % name)
+    if 0 in shape:
+        raise MXNetError("%s: shape %s has an empty dimension; zero-size arrays need "
+                         "mx.np_shape()" % (name, tuple(shape)))
 
 
 def empty(shape, ctx=None, dtype=None):

@@ -13,11 +13,15 @@ from .registry import Bool, DType, Float, FloatOrNone, Int, ShapeError, Shape, S
 
 def _shape_rule(attrs, shapes, dtypes):
     shape = attrs['shape']
-    if not shape:
+    if not shape and not _np_shape():
         raise ShapeError("shape () has no dimensions; MXNet arrays have at least one, as (1,)")
-    if any(d < 0 for d in shape):
-        raise ShapeError("shape %s has a negative dimension" % (shape,))
-    return (shape,), (attrs.get('dtype') or 'float32',)
+    # a negative dimension is an unknown one, as 0 (symbols: inference may find it)
+    return (tuple(max(d, 0) for d in shape),), (attrs.get('dtype') or 'float32',)
+
+
+def _np_shape():
+    from ..util import is_np_shape     # the setting lives with mx.util; read at call time
+    return is_np_shape()
 
 
 _CREATE = {'shape': Shape(()), 'ctx': Str(''), 'dtype': DType('float32')}

@@ -545,6 +545,9 @@ def _leaky_relu(data, gamma=None, act_type='leaky', slope=0.25, lower_bound=0.12
                 raise ShapeError("LeakyReLU: prelu gamma has shape %s, expected (%d,) or (1,)"
                                  % (tuple(gamma.shape), data.shape[1]))
             gamma = gamma.reshape((1, -1) + (1,) * (data.dim() - 2))
+        elif 1 < gamma.dim() < data.dim():
+            # MXNet aligns a gamma of several axes with data's leading axes
+            gamma = gamma.reshape(tuple(gamma.shape) + (1,) * (data.dim() - gamma.dim()))
         return torch.where(data > 0, data, gamma * data)
     if act_type == 'elu':
         return torch.where(data > 0, data, slope * torch.expm1(data))
@@ -940,7 +943,13 @@ def _layer_norm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False):
     _check_param('LayerNorm', 'beta', beta.shape, (c,))
     last = axis == data.dim() - 1
     x = data if last else data.movedim(axis, -1)
-    out = F.layer_norm(x, (c,), gamma, beta, eps)
+    if gamma.requires_grad or beta.requires_grad:
+        # The affine part outside the fused kernel: its backward sums the gradients of gamma
+        # and beta over thousands of rows less precisely than torch.sum (MXNet's tests
+        # compare them with 1e-4 tolerances).
+        out = torch.addcmul(beta, F.layer_norm(x, (c,), None, None, eps), gamma)
+    else:
+        out = F.layer_norm(x, (c,), gamma, beta, eps)
     if not last:
         out = dense(out.movedim(-1, axis))
     if not output_mean_var:
@@ -1044,7 +1053,8 @@ def _dropout(data, p, mode, axes, cudnn_off, is_train, generator):
     if p <= 0 or not (is_train or mode == 'always') or data.device.type == 'meta':
         return data.clone() if data.device.type != 'meta' else torch.empty_like(data)
     if p >= 1:
-        return data * 0
+        # MXNet's mask is 0 / (1 - p): every element of the result is NaN
+        return data * float('nan')
     shape = list(data.shape)
     for a in axes:
         shape[a] = 1

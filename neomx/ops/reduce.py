@@ -117,10 +117,20 @@ for _name, _f, _aliases in (('sum', _sum, ('sum_axis',)), ('mean', _mean, ()),
     register(_name, fluent=True, attrs=_REDUCE_ATTRS, aliases=_aliases, infer=_reduce_rule)(
         _reducer(_f, _name))
 
+def _extreme_rule(attrs, shapes, dtypes):
+    """A reduction's rule, refusing an empty axis: it has no largest or smallest element."""
+    shape = shapes[0]
+    for a in reduce_axes(len(shape), attrs['axis'], attrs['exclude']):
+        if shape[a] == 0:
+            raise ShapeError("cannot take the max or min over axis %d of size 0 (shape %s)"
+                             % (a, tuple(shape)))
+    return _reduce_rule(attrs, shapes, dtypes)
+
+
 register('max', fluent=True, attrs=_REDUCE_ATTRS, aliases=('max_axis',), grad=_extreme_grad,
-         infer=_reduce_rule)(_reducer(lambda x, axes, k: torch.amax(x, dim=axes, keepdim=k), 'max'))
+         infer=_extreme_rule)(_reducer(lambda x, axes, k: torch.amax(x, dim=axes, keepdim=k), 'max'))
 register('min', fluent=True, attrs=_REDUCE_ATTRS, aliases=('min_axis',), grad=_extreme_grad,
-         infer=_reduce_rule)(_reducer(lambda x, axes, k: torch.amin(x, dim=axes, keepdim=k), 'min'))
+         infer=_extreme_rule)(_reducer(lambda x, axes, k: torch.amin(x, dim=axes, keepdim=k), 'min'))
 
 
 def _arg(f, name):
@@ -316,4 +326,5 @@ class _Range(Attr):
 
 
 register('_histogram', inputs=('data', 'bins'), num_outputs=2, infer=_histogram_rule,
+         drop_inputs=lambda attrs: ('bins',) if attrs['bin_cnt'] is not None else (),
          attrs={'bin_cnt': IntOrNone(None), 'range': _Range(None)})(_histogram)

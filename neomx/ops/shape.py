@@ -101,12 +101,25 @@ def _reverse_codes(target):
     return tuple(out)
 
 
+def _reshape_to(src, shape, reverse, target_shape, keep_highest):
+    if shape or not target_shape:
+        return infer_reshape(src, shape, reverse)
+    # the legacy form: 0 in target_shape is the one dimension to infer; keep_highest keeps
+    # the first dimension and reshapes the others
+    codes = tuple(-1 if d == 0 else d for d in target_shape)
+    if keep_highest:
+        return (src[0],) + infer_reshape(tuple(src[1:]), codes, False)
+    return infer_reshape(src, codes, False)
+
+
 def _reshape_rule(attrs, shapes, dtypes):
-    return (infer_reshape(shapes[0], attrs['shape'], attrs['reverse']),), (dtypes[0],)
+    return (_reshape_to(tuple(shapes[0]), attrs['shape'], attrs['reverse'],
+                        attrs['target_shape'], attrs['keep_highest']),), (dtypes[0],)
 
 
-def _reshape(data, shape, reverse, target_shape=None, keep_highest=False):
-    return data.reshape(infer_reshape(tuple(data.shape), shape, reverse))
+def _reshape(data, shape, reverse, target_shape=(), keep_highest=False):
+    return data.reshape(_reshape_to(tuple(data.shape), shape, reverse, target_shape,
+                                    keep_highest))
 
 
 def _reshape_back(attrs, in_shapes, out_shapes):
@@ -126,12 +139,33 @@ register('Reshape', aliases=('reshape',), view=True, infer=_reshape_rule, fluent
                 'keep_highest': Bool(False)})(_reshape)
 
 
-def _reshape_like(lhs, rhs):
-    return lhs.reshape(rhs.shape)
+def _like_shape(lhs, rhs, lhs_begin, lhs_end, rhs_begin, rhs_end):
+    """lhs's shape with its axes [lhs_begin, lhs_end) replaced by rhs's [rhs_begin, rhs_end)
+    (None: the start or the end; negative: from the end)."""
+    def bounds(shape, b, e):
+        n = len(shape)
+        b = 0 if b is None else (b + n if b < 0 else b)
+        e = n if e is None else (e + n if e < 0 else e)
+        if not 0 <= b <= e <= n:
+            raise ShapeError("reshape_like: axes [%s, %s) do not fit shape %s" % (b, e, shape))
+        return b, e
+    lb, le = bounds(lhs, lhs_begin, lhs_end)
+    rb, re = bounds(rhs, rhs_begin, rhs_end)
+    out = tuple(lhs[:lb]) + tuple(rhs[rb:re]) + tuple(lhs[le:])
+    if prod(out) != prod(lhs):
+        raise ShapeError("reshape_like: cannot reshape %s into %s" % (tuple(lhs), out))
+    return out
+
+
+def _reshape_like(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None):
+    return lhs.reshape(_like_shape(tuple(lhs.shape), tuple(rhs.shape), lhs_begin, lhs_end,
+                                   rhs_begin, rhs_end))
 
 
 register('reshape_like', inputs=('lhs', 'rhs'), view=True,
-         infer=lambda a, s, d: ((s[1],), (d[0],)))(_reshape_like)
+         infer=lambda a, s, d: ((_like_shape(s[0], s[1], **a),), (d[0],)),
+         attrs={'lhs_begin': IntOrNone(None), 'lhs_end': IntOrNone(None),
+                'rhs_begin': IntOrNone(None), 'rhs_end': IntOrNone(None)})(_reshape_like)
 
 
 def _norm_axis(axis, ndim, op='axis'):
@@ -158,7 +192,19 @@ def _transpose_rule(attrs, shapes, dtypes):
     return (tuple(shape[a] for a in axes),), (dtypes[0],)
 
 
-register('transpose', view=True, fluent=True, infer=_transpose_rule,
+def _transpose_back(attrs, in_shapes, out_shapes):
+    """The input's shape is the output's, permuted back."""
+    out = tuple(out_shapes[0])
+    axes = attrs['axes'] or tuple(reversed(range(len(out))))
+    if len(axes) != len(out):
+        return in_shapes
+    src = [0] * len(out)
+    for i, a in enumerate(axes):
+        src[a] = out[i]
+    return [tuple(src)] + list(in_shapes[1:])
+
+
+register('transpose', view=True, fluent=True, infer=_transpose_rule, back=_transpose_back,
          attrs={'axes': Shape(())})(_transpose)
 
 
@@ -293,6 +339,11 @@ def _split_v2(data, indices, axis, squeeze_axis, sections):
     """Pieces of ``data`` along ``axis`` starting at each of ``indices`` (the first is 0)."""
     axis = _norm_axis(axis, data.dim())
     n = data.shape[axis]
+    if sections > 0:        # equal parts (sym.split_v2 with a number: the size is not known)
+        if n % sections:
+            raise ShapeError("axis %d of length %d does not split into %d equal parts"
+                             % (axis, n, sections))
+        indices = [i * (n // sections) for i in range(sections)]
     bounds = list(indices) + [n]
     if any(b < a for a, b in zip(bounds, bounds[1:])) or bounds[0] != 0:
         raise ShapeError("split indices %s are not ascending from 0 within axis %d of length %d"
@@ -303,7 +354,8 @@ def _split_v2(data, indices, axis, squeeze_axis, sections):
     return parts[0] if len(parts) == 1 else tuple(parts)
 
 
-register('_split_v2', view=True, num_outputs=lambda attrs: len(attrs['indices']),
+register('_split_v2', view=True,
+         num_outputs=lambda attrs: attrs['sections'] or len(attrs['indices']),
          attrs={'indices': Shape(), 'axis': Int(0), 'squeeze_axis': Bool(False),
                 'sections': Int(0)})(_split_v2)
 
@@ -414,6 +466,11 @@ register('slice_like', inputs=('data', 'shape_like'), view=True,
          attrs={'axes': Shape(())})(_slice_like)
 
 
+def _np_shape():
+    from ..util import is_np_shape     # the setting lives with mx.util; read at call time
+    return is_np_shape()
+
+
 def _tile(data, reps):
     """``data`` repeated ``reps[i]`` times along each axis; the shorter of ``reps`` and the
     shape is padded with leading 1s."""
@@ -422,6 +479,9 @@ def _tile(data, reps):
 
 def _tile_rule(attrs, shapes, dtypes):
     shape, reps = tuple(shapes[0]), tuple(attrs['reps'])
+    if any(r < 0 for r in reps) or (0 in reps and not _np_shape()):
+        raise ShapeError("tile: reps=%s must be positive (0 only under NumPy shape semantics)"
+                         % (reps,))
     n = max(len(shape), len(reps))
     shape = (1,) * (n - len(shape)) + shape
     reps = (1,) * (n - len(reps)) + reps

@@ -11,7 +11,7 @@ from .attribute import AttrScope
 from .name import NameManager, Prefix
 from .symbol import (Symbol, var, Variable, Group, load, load_json, NotImplementedForSymbol,
                      pow, power, maximum, minimum, hypot, zeros, ones, full, arange, linspace,
-                     eye, make_namespace as _make_namespace)
+                     eye, split_v2, histogram, make_namespace as _make_namespace)
 from . import _internal, contrib, linalg, random  # noqa: F401
 from . import image  # noqa: F401
 from .cached_op import CachedOp
@@ -21,7 +21,7 @@ _make_namespace(globals())
 
 __all__ = ['Symbol', 'var', 'Variable', 'Group', 'load', 'load_json', 'AttrScope',
            'NameManager', 'Prefix', 'pow', 'power', 'maximum', 'minimum', 'hypot', 'zeros',
-           'ones', 'full', 'arange', 'linspace', 'eye', 'name', 'attribute', 'random', 'contrib',
+           'ones', 'full', 'arange', 'linspace', 'eye', 'split_v2', 'histogram', 'name', 'attribute', 'random', 'contrib',
            'linalg', 'CachedOp', 'Executor']
 
 

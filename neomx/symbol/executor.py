@@ -21,6 +21,7 @@ from .. import engine as _engine
 from ..base import MXNetError, dtype_name, mode
 from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, user_line
 from ..ops.layout import dense
+from . import passes
 from .cached_op import compile_program
 from .graph import Graph, input_slots, kernel_extras
 
@@ -77,10 +78,31 @@ class Executor:
         for r in self._grad_req:
             if r not in ('write', 'add', 'null'):
                 raise MXNetError("grad_req must be 'write', 'add' or 'null', got %r" % (r,))
-        self.outputs = []
         self._programs = {}
         self._saved = None
         self._monitor = None
+        self.outputs = self._bound_outputs()
+
+    def _bound_outputs(self):
+        """The outputs as MXNet allocates them at bind time: arrays of the inferred shapes and
+        dtypes (zeros until the first forward); none when the bound arrays do not determine
+        them."""
+        inputs = self._inputs()
+        if any(a is None for a in inputs):
+            return []
+        try:
+            res = passes.infer(self._graph, {n: a.shape for n, a in zip(self._input_names, inputs)},
+                               {n: a._dtype for n, a in zip(self._input_names, inputs)})
+        except MXNetError:
+            return []
+        from ..ndarray import zeros
+        outs = []
+        for node, k in self._graph.heads:
+            shape = res.shapes[node][k]
+            if not passes.known(shape):
+                return []
+            outs.append(zeros(shape, self._ctx, res.dtypes[node][k] or 'float32'))
+        return outs
 
     # -- dictionaries --
     @property
@@ -279,21 +301,31 @@ class Executor:
 
     def backward(self, out_grads=None, is_train=True):
         """Back-propagates ``out_grads`` (ones for a None) into ``grad_arrays``."""
+        if all(r == 'null' for r in self._grad_req):
+            return                      # nothing to differentiate, as in MXNet
         saved = self._saved
+        outputs = self.outputs
         if saved is None:
-            raise MXNetError("backward: call forward() first")
-        if saved is _NOTHING:   # the forward pass had nothing to differentiate
+            # MXNet differentiates the bound arrays as they are when backward comes first (an
+            # operator whose gradient needs no forward output), leaving the outputs alone; a
+            # forward of them is what gives torch the graph.
+            inputs = self._inputs()
+            outputs = self._forward_recorded(self._program(inputs, bool(is_train)), inputs,
+                                             user_line())
+            saved = self._saved
+        if saved is _NOTHING:   # the training pass had nothing to differentiate
             return
         if out_grads is None:
-            out_grads = [None] * len(self.outputs)
+            out_grads = [None] * len(outputs)
         elif isinstance(out_grads, NDArray):
             out_grads = [out_grads]
-        if len(out_grads) != len(self.outputs):
+        if len(out_grads) < len(outputs):
             raise MXNetError("backward: %d outputs but %d out_grads"
-                             % (len(self.outputs), len(out_grads)))
+                             % (len(outputs), len(out_grads)))
+        out_grads = list(out_grads)[:len(outputs)]     # MXNet ignores extra ones
         targets = {nm: (g, r) for nm, g, r in zip(self._arg_names, self.grad_arrays,
                                                    self._grad_req) if r != 'null'}
-        reads = [o._var for o in self.outputs] + [g._var for g in out_grads if g is not None]
+        reads = [o._var for o in outputs] + [g._var for g in out_grads if g is not None]
         writes = [g._var for g, _ in targets.values()]
 
         def run():

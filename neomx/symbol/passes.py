@@ -39,7 +39,8 @@ def known(shape):
 
 def _parse_shape(text):
     value = ast.literal_eval(text) if isinstance(text, str) else text
-    return (value,) if isinstance(value, int) else tuple(int(d) for d in value)
+    # a negative dimension (NumPy shape semantics' -1) is an unknown one
+    return (max(value, 0),) if isinstance(value, int) else tuple(max(int(d), 0) for d in value)
 
 
 def _merge(node_name, provided, inferred):
@@ -227,7 +228,9 @@ def _infer_node(node, S, D, counts):
                 in_s[i] = _merge(node.name, in_s[i], f)
     elif len(ins) == 2 and _same_shape_binary(op):
         a, b = in_s
-        if known(a) and not known(b):
+        if a and b and len(a) == len(b) and not (known(a) and known(b)):
+            in_s[0] = in_s[1] = _merge(node.name, a, b)     # what each knows of the shape
+        elif known(a) and not known(b):
             in_s[1] = _merge(node.name, b, a)
         elif known(b) and not known(a):
             in_s[0] = _merge(node.name, a, b)
@@ -243,6 +246,10 @@ def _infer_node(node, S, D, counts):
     prev = S.get(node)          # from an earlier sweep: what the backward sweep learned
     S[node] = prev if prev is not None else [None] * nout
     if not all(known(s) for s in in_s):
+        if prev is None:
+            partial = _probe(node, in_s, in_d)
+            if partial is not None:
+                S[node] = partial
         return
     # shapes rarely depend on dtypes: unknown ones are taken as float32 for the shape rule
     n, slots = input_slots(node)
@@ -265,6 +272,40 @@ def _infer_node(node, S, D, counts):
                                           for p, s in zip(prev, out_s)]
     if all(d is not None for d in in_d):
         D[node] = list(out_d)[:nout] + [None] * (nout - len(out_d))
+
+
+def _probe(node, in_s, in_d):
+    """Partial output shapes of a node whose inputs have known ranks but unknown (0)
+    dimensions, as MXNet's partial inference gives them: the rule is run with the unknown
+    dimensions set to two different sizes, and the output dimensions that differ are unknown
+    (0). None when that cannot be said."""
+    if not in_s or any(s is None or len(s) == 0 for s in in_s):
+        return None
+    n, slots = input_slots(node)
+    runs = []
+    for size in (7, 11):
+        full_s, full_d = [None] * n, [None] * n
+        for pos, s, d in zip(slots, in_s, in_d):
+            full_s[pos] = tuple(x if x > 0 else size for x in s)
+            full_d[pos] = d or 'float32'
+        try:
+            out_s, _ = node.op.infer(node.attrs, tuple(full_s), tuple(full_d))
+        except (MXNetError, ValueError, TypeError, IndexError, ZeroDivisionError):
+            return None
+        runs.append(out_s)
+    nout = node.num_outputs()
+    a, b = runs
+    if len(a) < nout or any(len(x) != len(y) for x, y in zip(a, b)):
+        return None
+    out = [[x if x == y else 0 for x, y in zip(sa, sb)] for sa, sb in zip(a, b)][:nout]
+    if node.op.name in _SLICES:     # an axis cut from an unknown one is unknown (clamped
+        for i, d in enumerate(in_s[0]):     # bounds make it look fixed)
+            if d <= 0 and i < len(out[0]):
+                out[0][i] = 0
+    return [tuple(s) for s in out]
+
+
+_SLICES = ('slice', 'slice_axis')
 
 
 def settle_creation_shapes(graph, inferred):

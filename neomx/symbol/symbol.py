@@ -30,7 +30,7 @@ from .passes import infer, known
 
 __all__ = ['Symbol', 'var', 'Variable', 'Group', 'load', 'load_json', 'NotImplementedForSymbol',
            'sym_function', 'make_namespace', 'pow', 'power', 'maximum', 'minimum', 'hypot',
-           'zeros', 'ones', 'full', 'arange', 'linspace', 'eye']
+           'zeros', 'ones', 'full', 'arange', 'linspace', 'eye', 'split_v2', 'histogram']
 
 
 def _op_fn(name):
@@ -217,8 +217,16 @@ class Symbol:
     def infer_shape_partial(self, *args, **kwargs):
         """As ``infer_shape`` but returns what it could infer: ``()`` for an unknown shape
         and 0 for an unknown dimension."""
+        from ..util import is_np_shape
+        if is_np_shape():     # -1 is the unknown dimension there, 0 an empty one
+            args = tuple(None if s is None else tuple(max(d, 0) for d in s) for s in args)
+            kwargs = {k: tuple(max(d, 0) for d in s) for k, s in kwargs.items()}
+            unknown = -1
+        else:
+            unknown = 0
         arg, out, aux, _ = self._infer(args, kwargs, 'shape')
-        fix = lambda lst: [() if s is None else s for s in lst]  # noqa: E731
+        fix = lambda lst: [() if s is None else tuple(d if d > 0 else unknown for d in s)  # noqa: E731
+                           for s in lst]
         return fix(arg), fix(out), fix(aux)
 
     def infer_type(self, *args, **kwargs):
@@ -672,6 +680,31 @@ def pow(base, exp):  # noqa: A001 - MXNet's name
 
 
 power = pow
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False, name=None):
+    """``ary`` split along ``axis`` into ``indices_or_sections`` equal parts (an int) or at the
+    given indices (a tuple), as ``numpy.split``; a Symbol of several outputs."""
+    if isinstance(indices_or_sections, int):
+        if indices_or_sections <= 0:
+            raise MXNetError("split_v2: sections must be positive, got %d" % indices_or_sections)
+        return _op_fn('_split_v2')(ary, indices=(), axis=axis, squeeze_axis=squeeze_axis,
+                                   sections=indices_or_sections, name=name)
+    if not isinstance(indices_or_sections, (tuple, list)):
+        raise MXNetError("split_v2: indices_or_sections must be an int or a tuple, got %r"
+                         % (indices_or_sections,))
+    return _op_fn('_split_v2')(ary, indices=(0,) + tuple(indices_or_sections), axis=axis,
+                               squeeze_axis=squeeze_axis, name=name)
+
+
+def histogram(a, bins=10, range=None, name=None):  # noqa: A002 - MXNet's name
+    """(counts, bin edges) of ``a``: ``bins`` equal bins over ``range`` (required here: the
+    data's values are not known), or the edges in the Symbol ``bins``."""
+    if isinstance(bins, Symbol):
+        return _op_fn('_histogram')(a, bins, name=name)
+    if range is None:
+        raise MXNetError("histogram: a symbolic histogram with a number of bins needs range=")
+    return _op_fn('_histogram')(a, bin_cnt=bins, range=range, name=name)
 
 
 def maximum(left, right):
