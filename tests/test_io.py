@@ -68,7 +68,7 @@ def test_round_trip_each_dtype(tmp_path, dtype):
 def test_round_trip_list_dict_and_shapes(tmp_path):
     rs = np.random.RandomState(0)
     arrays = [nd.array(rs.randn(*s)) for s in [(1,), (5,), (2, 3), (2, 1, 3, 1), (2, 2, 2, 2, 2)]]
-    arrays.append(nd.zeros((0, 3)))      # zero-size arrays keep their shape
+    arrays.append(nd.array(np.zeros((0, 3))))    # zero-size arrays keep their shape
     nd.save(str(tmp_path / 'list.nd'), arrays)
     back = nd.load(str(tmp_path / 'list.nd'))
     assert isinstance(back, list) and len(back) == len(arrays)
@@ -155,7 +155,7 @@ def test_np_shape_records_keep_0d_and_zero_size_arrays(tmp_path):
         nd.save(path, [nd.array(np.ones(())), nd.zeros((2, 0, 3))])
         a, b = nd.load(path)
     assert a.shape == () and a.asscalar() == 1 and b.shape == (2, 0, 3)
-    nd.save(path, [nd.zeros((0, 4))])              # V2 records round-trip zero sizes too
+    nd.save(path, [nd.array(np.zeros((0, 4)))])   # V2 records round-trip zero sizes too
     assert nd.load(path)[0].shape == (0, 4)
 
 

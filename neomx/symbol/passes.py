@@ -302,6 +302,10 @@ def _probe(node, in_s, in_d):
         for i, d in enumerate(in_s[0]):     # bounds make it look fixed)
             if d <= 0 and i < len(out[0]):
                 out[0][i] = 0
+    if all(known(s) for s in out):
+        # a result that does not depend on the unknown dimensions (a full reduction): left
+        # to the complete inference, whose errors name the parameter to give a shape to
+        return None
     return [tuple(s) for s in out]
 
 
