@@ -523,3 +523,33 @@ def test_sparse_embedding_and_perplexity_bounds():
     p = mx.metric.Perplexity(ignore_label=-1)
     p.update([nd.array([0, 5, -1, 1])], [nd.array([[.3, .7], [.2, .8], [.4, .6], [.5, .5]])])
     assert p.get()[1] == pytest.approx(2.027400692430936)
+
+
+def test_sparse_storage_types_carry_through_module():
+    x = mx.sym.var('data', stype='csr')
+    v = mx.sym.var('v', shape=(6, 1), init=mx.init.Uniform(scale=.1), stype='row_sparse')
+    out = mx.sym.LinearRegressionOutput(mx.sym.sparse.dot(x, v), mx.sym.var('label'))
+    csr = mx.test_utils.rand_ndarray((8, 6), 'csr', 0.5)
+    it = mx.io.NDArrayIter(csr, {'label': nd.ones((8, 1))}, batch_size=4,
+                           last_batch_handle='discard')
+    mod = mx.mod.Module(out, data_names=['data'], label_names=['label'])
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params()
+    assert mod._arg_params['v'].stype == 'row_sparse'
+    assert mod._exec_group.execs[0].arg_dict['data'].stype == 'csr'
+    assert np.abs(mod._arg_params['v'].asnumpy()).sum() > 0
+    mod.init_optimizer(optimizer_params={'learning_rate': 0.1})
+    for batch in it:
+        mod.forward_backward(batch)
+        mod.update()
+    ss = mx.sym._internal._square_sum(mx.sym.var('w'), axis=1, keepdims=True)
+    assert ss.eval(w=nd.array([[1, 2], [3, 4]]))[0].asnumpy().tolist() == [[5], [25]]
+
+
+def test_executor_backward_after_inference_forward():
+    x = mx.sym.var('x')
+    ex = (x * x).simple_bind(mx.cpu(), x=(3,))
+    ex.arg_dict['x'][:] = nd.array([1, 2, 3])
+    ex.forward()                    # is_train=False: MXNet still differentiates this pass
+    ex.backward(nd.ones((3,)))
+    assert ex.grad_dict['x'].asnumpy().tolist() == [2, 4, 6]

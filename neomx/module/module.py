@@ -27,11 +27,19 @@ from ..io import DataDesc
 from ..model import (_create_kvstore, _initialize_kvstore, _update_params,
                      _update_params_on_kvstore, load_checkpoint)
 from ..ndarray import zeros
+from ..ndarray.sparse import zeros as sparse_zeros
 from ..ndarray.utils import _write_atomic
 from .base_module import BaseModule, _check_input_names, _parse_data_desc
 from .executor_group import DataParallelExecutorGroup
 
 __all__ = ['Module']
+
+
+def _zeros_like(arr):
+    """Zeros of ``arr``'s shape, dtype and storage type, on the CPU."""
+    if arr.stype == 'default':
+        return zeros(arr.shape, dtype=arr.dtype)
+    return sparse_zeros(arr.stype, arr.shape, dtype=arr.dtype)
 
 
 class Module(BaseModule):
@@ -244,9 +252,8 @@ class Module(BaseModule):
         else:
             if self._arg_params is not None or self._aux_params is not None:
                 raise MXNetError('Module.bind: parameters exist but are not initialized')
-            self._arg_params = {name: zeros(x[0].shape, dtype=x[0].dtype)
-                                for name, x in zip(self._param_names,
-                                                   self._exec_group.param_arrays)}
+            self._arg_params = {name: _zeros_like(x[0]) for name, x in
+                                zip(self._param_names, self._exec_group.param_arrays)}
             self._aux_params = {name: zeros(x[0].shape, dtype=x[0].dtype)
                                 for name, x in zip(self._aux_names, self._exec_group.aux_arrays)}
         if shared_module is not None and shared_module.optimizer_initialized:

@@ -117,6 +117,12 @@ for _name, _f, _aliases in (('sum', _sum, ('sum_axis',)), ('mean', _mean, ()),
     register(_name, fluent=True, attrs=_REDUCE_ATTRS, aliases=_aliases, infer=_reduce_rule)(
         _reducer(_f, _name))
 
+# MXNet's sum of squares (a kernel of its own there for row_sparse inputs; the same values)
+register('_square_sum', attrs=_REDUCE_ATTRS, infer=_reduce_rule)(
+    _reducer(lambda x, axes, keepdims: torch.sum(x * x, dim=axes, keepdim=keepdims),
+             '_square_sum'))
+
+
 def _extreme_rule(attrs, shapes, dtypes):
     """A reduction's rule, refusing an empty axis: it has no largest or smallest element."""
     shape = shapes[0]

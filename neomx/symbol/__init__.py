@@ -12,7 +12,7 @@ from .name import NameManager, Prefix
 from .symbol import (Symbol, var, Variable, Group, load, load_json, NotImplementedForSymbol,
                      pow, power, maximum, minimum, hypot, zeros, ones, full, arange, linspace,
                      eye, split_v2, histogram, make_namespace as _make_namespace)
-from . import _internal, contrib, linalg, random  # noqa: F401
+from . import _internal, contrib, linalg, random, sparse  # noqa: F401
 from . import image  # noqa: F401
 from .cached_op import CachedOp
 from .executor import Executor
@@ -22,7 +22,7 @@ _make_namespace(globals())
 __all__ = ['Symbol', 'var', 'Variable', 'Group', 'load', 'load_json', 'AttrScope',
            'NameManager', 'Prefix', 'pow', 'power', 'maximum', 'minimum', 'hypot', 'zeros',
            'ones', 'full', 'arange', 'linspace', 'eye', 'split_v2', 'histogram', 'name', 'attribute', 'random', 'contrib',
-           'linalg', 'CachedOp', 'Executor']
+           'linalg', 'sparse', 'CachedOp', 'Executor']
 
 
 def _OPS_BY_NAME(name):

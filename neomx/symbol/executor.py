@@ -442,8 +442,19 @@ def _group_of(node):
     return node.extra.get('__ctx_group__', node.extra.get('ctx_group'))
 
 
+_STYPE_OF_FLAG = {'0': 'default', '1': 'row_sparse', '2': 'csr'}
+
+
+def _zeros_of(shape, ctx, dtype, stype):
+    from ..ndarray import zeros
+    if stype in (None, 'default'):
+        return zeros(shape, ctx, dtype)
+    from ..ndarray.sparse import zeros as sparse_zeros
+    return sparse_zeros(stype, shape, ctx, dtype)
+
+
 def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
-                shared_arg_names=None, shared_exec=None, shared_buffer=None):
+                shared_arg_names=None, shared_exec=None, shared_buffer=None, stype_dict=None):
     """An executor with zero-filled arrays of the shapes inferred from ``shapes``.
 
     ``group2ctx`` places the arrays of variables made under ``AttrScope(ctx_group=g)`` on
@@ -451,7 +462,8 @@ def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
     ``shared_arg_names`` (and their gradients) are that executor's arrays when the shapes
     agree. ``shared_buffer``: a dict of the other arguments by name, used when the shape
     agrees and updated with the arrays made here (Module's executor groups share their data
-    arrays so).
+    arrays so). Arguments get the storage type of ``stype_dict`` or of their variable's
+    ``stype`` (kept dense; see ``nd.sparse``).
     """
     from ..ndarray import zeros
     arg_s, _, aux_s = symbol.infer_shape(**shapes)
@@ -464,6 +476,9 @@ def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
     arg_ctx = [group2ctx.get(_group_of(n), ctx) for n in graph.arguments()]
     aux_ctx = [group2ctx.get(_group_of(n), ctx) for n in graph.auxiliary()]
     arg_names = [n.name for n in graph.arguments()]
+    stypes = {n.name: _STYPE_OF_FLAG.get(n.extra.get('__storage_type__'), 'default')
+              for n in graph.arguments()}
+    stypes.update(stype_dict or {})
     arg_t = [dtype_name(t) if t is not None else 'float32' for t in arg_t]
     aux_t = [dtype_name(t) if t is not None else 'float32' for t in aux_t]
     if isinstance(grad_req, str):
@@ -489,7 +504,7 @@ def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
         else:
             a = reuse(shared_buffer, nm, s, t, c) if shared_buffer is not None else None
             g = None
-        a = zeros(s, c, t) if a is None else a
+        a = _zeros_of(s, c, t, stypes[nm]) if a is None else a
         if shared_buffer is not None and nm not in shared_names:
             shared_buffer[nm] = a
         if reqs[nm] != 'null' and g is None:

@@ -327,7 +327,7 @@ class Symbol:
         """An Executor with arrays allocated from the shapes in ``kwargs``."""
         from .executor import simple_bind
         return simple_bind(self, ctx, grad_req, type_dict, kwargs, group2ctx, shared_arg_names,
-                           shared_exec, shared_buffer)
+                           shared_exec, shared_buffer, stype_dict)
 
     def eval(self, ctx=None, **kwargs):
         """The outputs (a list of NDArrays) for the arrays in ``kwargs``."""
