@@ -33,6 +33,7 @@ import warnings
 
 import torch
 
+from . import atomic
 from . import engine as _engine
 from .base import MXNetError, env_str
 
@@ -144,12 +145,8 @@ class _TraceFile:
             head = ',\n'.join(json.dumps(e) for e in self.head).encode()
             data = (b'{"displayTimeUnit":"ms","traceEvents":[\n' + head
                     + (b',\n' + body if body else b'') + self.FOOTER)
-            directory = os.path.dirname(os.path.abspath(self.path))
-            os.makedirs(directory, exist_ok=True)
-            tmp = os.path.join(directory, '.%s.%d.tmp' % (os.path.basename(self.path), os.getpid()))
-            with open(tmp, 'wb') as f:
-                f.write(data)
-            os.replace(tmp, self.path)
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            atomic.write(self.path, data)
             self.created = True
         elif body:
             with open(self.path, 'r+b') as f:

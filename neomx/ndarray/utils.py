@@ -22,6 +22,7 @@ import struct
 import numpy as np
 import torch
 
+from .. import atomic
 from ..base import MXNetError, dtype_flag, dtype_name
 from ..context import Context, cpu, num_gpus
 from ..util import is_np_shape
@@ -101,32 +102,8 @@ def save(fname, data):
 
 
 def _write_atomic(fname, payload):
-    """Writes ``payload`` to a temporary file next to ``fname``, flushes it to disk and renames
-    it over ``fname``. The temporary file is created with mode 0o666 (less the umask), as
-    ``open`` would, rather than mkstemp's 0o600, so a checkpoint stays readable by the same
-    people as before."""
-    folder, base = os.path.split(os.path.abspath(fname))
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_BINARY', 0)
-    while True:
-        tmp = os.path.join(folder, '.%s.%s.tmp' % (base, os.urandom(6).hex()))
-        try:
-            fd = os.open(tmp, flags, 0o666)
-            break
-        except FileExistsError:
-            continue
-    try:
-        with open(fd, 'wb') as f:
-            f.write(payload)
-            f.flush()
-            # Without this a power loss after the rename can leave an empty file in its place.
-            os.fsync(f.fileno())
-        os.replace(tmp, fname)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Writes ``payload`` to ``fname`` whole or not at all (see ``neomx.atomic``)."""
+    atomic.write(fname, payload)
 
 
 class _Reader:

@@ -15,9 +15,8 @@ Attribute values are strings. Files of older MXNet versions name the attributes 
 ``param`` instead of ``attrs``; both are read.
 """
 import json
-import os
-import tempfile
 
+from .. import atomic
 from ..base import MXNetError
 from ..ops import registry
 from .graph import Graph, Node
@@ -84,17 +83,7 @@ def _format(doc):
 def save(heads, fname):
     """Writes the JSON of ``heads`` to ``fname`` through a temporary file (never half
     written)."""
-    text = dumps(heads)
-    d = os.path.dirname(os.path.abspath(fname))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix='.' + os.path.basename(fname), suffix='.tmp')
-    try:
-        with os.fdopen(fd, 'w') as f:
-            f.write(text)
-        os.replace(tmp, fname)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic.write(fname, dumps(heads).encode('utf-8'))
 
 
 def _node(entry, where, i):

@@ -15,12 +15,11 @@ hybridized block directly.
 ...              'net.onnx')                                            # doctest: +SKIP
 'net.onnx'
 """
-import os
-import tempfile
 import warnings
 
 import numpy as np
 
+from .. import atomic
 from ..base import MXNetError, dtype_name
 from ..context import cpu
 from .cached_op import compile_program
@@ -126,18 +125,10 @@ def _export(graph, data_names, shapes, types, param_names, arrays, output_names,
     dyn = None
     if dynamic:
         dyn = {n: {0: 'batch'} for n in list(data_names) + list(output_names)}
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix='.' + os.path.basename(path), suffix='.tmp')
-    os.close(fd)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            with torch.no_grad():
-                torch.onnx.export(Model(), dummy, tmp, input_names=list(data_names),
-                                  output_names=list(output_names), dynamic_axes=dyn,
-                                  opset_version=opset_version, verbose=verbose, dynamo=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic.replacing(path) as tmp, warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        with torch.no_grad():
+            torch.onnx.export(Model(), dummy, tmp, input_names=list(data_names),
+                              output_names=list(output_names), dynamic_axes=dyn,
+                              opset_version=opset_version, verbose=verbose, dynamo=False)
     return path

@@ -6,9 +6,9 @@ error that the caller turns into a message naming the files to place by hand.
 import hashlib
 import os
 import shutil
-import tempfile
 import urllib.request
 
+from ... import atomic
 from ...base import data_dir, env_str
 
 __all__ = ['data_dir', 'repo_url', 'check_sha1', 'fetch']
@@ -36,14 +36,9 @@ def fetch(url, path, sha1=None, timeout=20):
     """Downloads ``url`` to ``path`` (written to a temporary name, then renamed); checks the
     SHA-1 when given. Raises OSError when the download fails."""
     os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or '.', suffix='.part')
-    try:
-        with os.fdopen(fd, 'wb') as out, urllib.request.urlopen(url, timeout=timeout) as r:
+    with atomic.replacing(path) as tmp:
+        with open(tmp, 'wb') as out, urllib.request.urlopen(url, timeout=timeout) as r:
             shutil.copyfileobj(r, out)
         if sha1 is not None and not check_sha1(tmp, sha1):
             raise OSError("%s: downloaded file does not match its SHA-1 %s" % (url, sha1))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return path
