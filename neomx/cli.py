@@ -8,7 +8,9 @@
     neomx profile [-o profile.json] [--stats] script.py [args]
                                             run it with the profiler on and write the trace
     neomx launch -n N [--nnodes M --node-rank R --master ADDR:PORT] [--profile FILE]
-                 script.py [args]           N processes on this machine (torch.distributed.run)
+                 [--max-restarts K] script.py [args]
+                                            N processes on this machine (torch.distributed.run)
+    neomx COMMAND --help                    the options of one command
 
 ``python -m neomx ...`` is the same command.
 
@@ -30,8 +32,9 @@ USAGE = """\
 usage: neomx run     [-m module | -c code | script.py] [args ...]
        neomx profile [-o FILE] [--stats] [-m module | -c code | script.py] [args ...]
        neomx launch  -n N [--nnodes M] [--node-rank R] [--master ADDR:PORT] [--profile FILE]
-                     [-m module | script.py] [args ...]
+                     [--max-restarts K] [-m module | script.py] [args ...]
        neomx --version
+       neomx COMMAND --help     the options of one command
 
 run      runs a script written for MXNet 1.x: `import mxnet` (and mxnet.nd, mxnet.gluon.nn, ...)
          resolve to neomx.
@@ -43,8 +46,60 @@ launch   starts N processes per machine with torch.distributed.run (torchrun) fo
 """
 
 
+HELP = {
+    'run': """\
+usage: neomx run [-m module | -c code | script.py] [args ...]
+
+Runs a script written for MXNet 1.x on neomx: `import mxnet` (and mxnet.nd, mxnet.gluon.nn,
+...) resolve to neomx, here and in the processes the script starts. As for `python`, options
+end at the target; everything after it is the target's (its sys.argv).
+
+  script.py     a script file
+  -m module     a module, as python -m
+  -c code       a piece of code, as python -c
+""",
+    'profile': """\
+usage: neomx profile [-o FILE] [--stats] [-m module | -c code | script.py] [args ...]
+
+Runs the target as `neomx run` does, with the profiler on from its first line to its last,
+and writes a Chrome/Perfetto trace: one track per device worker, copy worker and Python
+thread. Open it in https://ui.perfetto.dev or chrome://tracing. The event count printed at the
+end is that of the file's traceEvents, metadata (track names) included.
+
+  -o FILE, --output FILE   the trace file (default profile.json)
+  --stats                  also print the per-operator table (count, total, min, max, mean)
+""",
+    'launch': """\
+usage: neomx launch -n N [--nnodes M] [--node-rank R] [--master ADDR:PORT] [--profile FILE]
+                    [--max-restarts K] [-m module | script.py] [args ...]
+
+Starts N processes on this machine with torch.distributed.run (torchrun) for the
+'dist_sync' KVStore; each runs `neomx run script.py`. One machine: -n N. Several machines:
+the same command on each, with --nnodes, --node-rank and --master of rank 0's machine. The
+processes of a machine share its cores (OMP_NUM_THREADS is set to their share unless given).
+
+  -n N, --nproc-per-node N  processes on this machine (default 1)
+  --nnodes M                machines in the job (default 1)
+  --node-rank R             this machine's number, 0 to M-1 (default 0)
+  --master ADDR:PORT        the address of rank 0's machine and a free port on it (needed
+                            with --nnodes above 1)
+  --profile FILE            profile every worker (`neomx profile`): FILE with -rank<r> for each,
+                            merged into FILE at the end
+  --max-restarts K          restart the workers up to K times when one fails (torchrun's
+                            option; default 0)
+
+Environment: NEOMX_DIST_TIMEOUT (seconds a collective waits for the others, default 300),
+NEOMX_DIST_BUCKET_MB (gradient bucket size, 0 turns overlapping off). See docs/distributed.md.
+""",
+}
+
+
 class UsageError(Exception):
     pass
+
+
+class _HelpAsked(Exception):
+    """-h or --help among a command's options (before its target)."""
 
 
 def _parse(argv, options, allow_code=True):
@@ -71,6 +126,8 @@ def _parse(argv, options, allow_code=True):
             return opts, kind, argv[i + 1], argv[i + 2:]
         if not a.startswith('-') or a == '-':
             break
+        if a in ('-h', '--help'):
+            raise _HelpAsked()
         name, eq, value = a.partition('=')
         if name not in options:
             raise UsageError("unknown option %r (options: %s)" % (name, ', '.join(sorted(options))
@@ -282,11 +339,11 @@ def main(argv=None):
         sys.stderr.write("neomx: unknown command %r (expected one of %s)\n%s"
                          % (argv[0], ', '.join(COMMANDS), USAGE))
         return 2
-    if argv[1:2] in (['-h'], ['--help']):
-        sys.stdout.write(USAGE)
-        return 0
     try:
         return cmd(argv[1:])
+    except _HelpAsked:
+        sys.stdout.write(HELP[argv[0]])
+        return 0
     except UsageError as exc:
         sys.stderr.write("neomx %s: %s\n" % (argv[0], exc))
         return 2

@@ -121,7 +121,7 @@ class _TraceFile:
         self.path = path
         self.pid = pid
         self.tids = {}
-        self.events = 0
+        self.events = 0         # written to the file, metadata included: what a reader counts
         name = 'neomx rank %d (pid %d)' % (rank, pid) if world > 1 else 'neomx (pid %d)' % pid
         self.head = [{'ph': 'M', 'name': 'process_name', 'pid': pid, 'args': {'name': name}},
                      {'ph': 'M', 'name': 'process_sort_index', 'pid': pid,
@@ -148,11 +148,13 @@ class _TraceFile:
             os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
             atomic.write(self.path, data)
             self.created = True
+            self.events += len(self.head)
         elif body:
             with open(self.path, 'r+b') as f:
                 f.seek(-len(self.FOOTER), os.SEEK_END)
                 f.write(b',\n' + body + self.FOOTER)
                 f.truncate()
+        self.events += len(lines)
 
 
 class _Profiler:
@@ -310,7 +312,6 @@ class _Profiler:
             for w in (eng.workers() if hasattr(eng, 'workers') else ()):
                 f.tid(w.name, lines)    # idle workers get their (empty) track too
             _format(self.unwritten, f, lines)
-            f.events += len(self.unwritten)
             self.unwritten = []
             f.write(lines)
             path, n = f.path, f.events
@@ -743,12 +744,7 @@ def merge_traces(paths, filename):
         except (OSError, ValueError, KeyError) as exc:
             raise MXNetError("profiler.merge_traces: cannot read the trace %r: %s" % (p, exc)) \
                 from None
-    data = json.dumps({'displayTimeUnit': 'ms', 'traceEvents': events}).encode()
-    directory = os.path.dirname(os.path.abspath(filename))
-    tmp = os.path.join(directory, '.%s.%d.tmp' % (os.path.basename(filename), os.getpid()))
-    with open(tmp, 'wb') as f:
-        f.write(data)
-    os.replace(tmp, filename)
+    atomic.write(filename, json.dumps({'displayTimeUnit': 'ms', 'traceEvents': events}).encode())
     return len(events)
 
 

@@ -152,6 +152,25 @@ def test_usage_errors(capsys):
     assert neomx.__version__ in capsys.readouterr().out
 
 
+def test_command_help(capsys):
+    """`neomx COMMAND --help` (or -h, among its options) shows that command's options."""
+    launch_options = ['-n N, --nproc-per-node N', '--nnodes M', '--node-rank R',
+                      '--master ADDR:PORT', '--profile FILE', '--max-restarts K']
+    for argv in (['launch', '--help'], ['launch', '-n', '2', '-h']):
+        assert cli.main(argv) == 0
+        out = capsys.readouterr().out
+        assert out.startswith('usage: neomx launch') and 'NEOMX_DIST_TIMEOUT' in out
+        assert all(o in out for o in launch_options), out
+    assert cli.main(['profile', '--help']) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('usage: neomx profile') and '-o FILE, --output FILE' in out
+    assert '--stats' in out and 'metadata' in out
+    assert cli.main(['run', '-h']) == 0
+    assert capsys.readouterr().out.startswith('usage: neomx run')
+    assert cli.main(['--help']) == 0
+    assert '--max-restarts K' in capsys.readouterr().out
+
+
 def test_option_parsing():
     # Options stop at the script (or -m/-c); everything after it is the script's.
     assert cli._parse(['-o', 'p.json', 's.py', '-o', 'x'], {'-o': ('out', True)}) == \
@@ -204,6 +223,8 @@ def test_profile_command(tmp_path):
     assert 'events written to %s' % out in r.stderr
     assert 'operator\n=================' in r.stderr
     trace = json.loads(out.read_text())
+    count = int(r.stderr.split(' events written to')[0].split()[-1])
+    assert count == len(trace['traceEvents'])       # metadata events included
     tracks = {e['args']['name'] for e in trace['traceEvents'] if e['name'] == 'thread_name'}
     assert {'cpu(0)', 'cpu(1)', 'python:MainThread'} <= tracks
     dots = [e for e in trace['traceEvents'] if e['ph'] == 'X' and e['name'] == 'dot'

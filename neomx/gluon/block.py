@@ -309,7 +309,8 @@ class Block:
                     % (name, filename, _utils()._brief_print_list(params.keys())))
             if name in params:
                 params[name]._load_init(loaded[name], ctx, cast_dtype=cast_dtype,
-                                        dtype_source=dtype_source)
+                                        dtype_source=dtype_source,
+                                        where="file '%s'" % filename)
 
     def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
         """Deprecated: use ``load_parameters``."""

@@ -373,11 +373,16 @@ class Parameter:
             return ndarray.add_n(*(w.copyto(ctx) for w in block)) / len(block)
         return block[0].copyto(ctx)
 
-    def _load_init(self, data, ctx, cast_dtype=False, dtype_source='current'):
-        """(Re)initialises from the loaded array ``data``."""
+    def _load_init(self, data, ctx, cast_dtype=False, dtype_source='current', where=None):
+        """(Re)initialises from the loaded array ``data`` (read from ``where``, for errors)."""
         if cast_dtype and dtype_source not in ('current', 'saved'):
             raise ParameterError("dtype_source must be 'current' or 'saved', got %r"
                                  % (dtype_source,))
+        if data is None:    # a record of ndim 0 (or -1 with np shapes): MXNet's "none" array
+            raise ParameterError(
+                "Failed loading Parameter '%s' from %s: it holds an empty array (a record of "
+                "ndim 0 or -1, with no shape or values); expected an array of shape %s"
+                % (self.name, where or 'saved params', str(self.shape)))
         if self.shape:
             if len(self.shape) != len(data.shape) or not all(
                     s in (0, -1, d) for s, d in zip(self.shape, data.shape)):
@@ -727,5 +732,5 @@ class ParameterDict:
                         % (name[lprefix:], where, _utils()._brief_print_list(self._params.keys())))
                 continue
             self[name]._load_init(arg_dict[name], ctx, cast_dtype=cast_dtype,
-                                  dtype_source=dtype_source)
+                                  dtype_source=dtype_source, where=where)
 

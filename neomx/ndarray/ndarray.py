@@ -221,8 +221,7 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     try:
         out_shapes, out_dtypes = op.infer(attrs, shapes, dtypes)
     except ShapeError as e:
-        raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(op, attrs, shapes, dtypes),
-                                                  _fmt_where(where))) from None
+        raise _shape_error(op, e, attrs, shapes, dtypes, where) from None
     outs = [_make(Storage(), s, d, ctx) for s, d in zip(out_shapes, out_dtypes)]
     cls = _subclass(inputs)
     if cls is not None:
@@ -308,8 +307,7 @@ def _spec(op, attrs, shapes, dtypes, where):
     try:
         (oshape,), (odtype,) = op.infer(attrs, shapes, dtypes)
     except ShapeError as e:
-        raise MXNetError("%s: %s; inputs %s%s" % (op.name, e, _describe(op, attrs, shapes, dtypes),
-                                                  _fmt_where(where or user_line(3)))) from None
+        raise _shape_error(op, e, attrs, shapes, dtypes, where or user_line(3)) from None
     work = op.work(attrs, shapes, (oshape,))
     kernel = op.kernel
     direct = getattr(kernel, 'float_direct', None)
@@ -392,6 +390,16 @@ def _invoke_plain(op, a, b, attrs, where):
     _engine._engine.push(fn, reads, (var,), ctx, op.name, where or user_line(), False,
                          spec[2])
     return out
+
+
+def _shape_error(op, exc, attrs, shapes, dtypes, where):
+    """The MXNetError for inputs that do not fit ``op``: the rule's words (prefixed with the
+    operator's name unless they start with it), the inputs and the user's line."""
+    msg = str(exc)
+    if not msg.startswith(op.name + ':'):
+        msg = '%s: %s' % (op.name, msg)
+    return MXNetError('%s; inputs %s%s' % (msg, _describe(op, attrs, shapes, dtypes),
+                                           _fmt_where(where)))
 
 
 def _describe(op, attrs, shapes, dtypes):

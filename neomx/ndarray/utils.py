@@ -177,7 +177,13 @@ def _read_array(r):
     if np_type is None:
         raise MXNetError("%s: unknown dtype flag %d" % (r.source, flag))
     itemsize = np.dtype(np_type).itemsize
-    data = np.frombuffer(r.take(itemsize * n, 'data'), dtype=np_type).reshape(dims)
+    raw = r.take(itemsize * n, 'data')
+    try:
+        data = np.frombuffer(raw, dtype=np_type).reshape(dims)
+    except ValueError as e:     # dimensions no array can have, even an empty one
+        raise MXNetError("%s: corrupt record (an array of shape %s and dtype %s cannot exist: "
+                         "%s)" % (r.source, tuple(dims), np.dtype(np_type).name,
+                                  str(e).split(';')[0])) from None
     if not dims:        # a 0-d array of a V3 record
         return _to_ctx(torch.from_numpy(data.copy()), dev_type, dev_id)
     return array(data, ctx=_place(dev_type, dev_id), dtype=dtype_name(np_type))
