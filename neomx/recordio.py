@@ -79,31 +79,52 @@ def write_record(f, buf):
 
 def read_record(f, uri='<file>'):
     """The next record of the binary file ``f`` as bytes, or None at its end."""
+    return _parse(f.read, f.tell, uri)
+
+
+def read_record_at(pread, offset, uri='<file>'):
+    """The record at byte ``offset``, read with ``pread(n, offset)`` (``os.pread`` of a file
+    descriptor: no shared position, so threads and processes may read one file at once)."""
+    pos = [offset]
+
+    def read(n):
+        data = pread(n, pos[0])
+        pos[0] += len(data)
+        return data
+    record = _parse(read, lambda: pos[0], uri)
+    if record is None:
+        raise MXNetError("RecordIO: %s has no record at byte %d (the file is %s)"
+                         % (uri, offset, 'shorter' if offset else 'empty'))
+    return record
+
+
+def _parse(read, tell, uri):
+    """One record from ``read(n)`` (sequential reads), None at the end of the data."""
     chunks = []
     while True:
-        head = f.read(8)
+        head = read(8)
         if not head:
             if chunks:
                 raise MXNetError("RecordIO: %s ends inside a record split in parts" % uri)
             return None
         if len(head) < 8:
             raise MXNetError("RecordIO: %s ends inside a record header at byte %d"
-                             % (uri, f.tell() - len(head)))
+                             % (uri, tell() - len(head)))
         magic, lrec = struct.unpack('<II', head)
         if magic != _MAGIC:
             raise MXNetError("RecordIO: %s is not a RecordIO file or is corrupt: magic number "
                              "0x%08x at byte %d, expected 0x%08x"
-                             % (uri, magic, f.tell() - 8, _MAGIC))
+                             % (uri, magic, tell() - 8, _MAGIC))
         cflag, length = lrec >> _LREC_BITS, lrec & (_MAX_LENGTH - 1)
-        data = f.read(length + (-length % 4))
+        data = read(length + (-length % 4))
         if len(data) < length:
             raise MXNetError("RecordIO: %s ends inside a record: %d bytes announced at byte %d, "
-                             "%d there" % (uri, length, f.tell() - len(data) - 8, len(data)))
+                             "%d there" % (uri, length, tell() - len(data) - 8, len(data)))
         if cflag == 0:
             return data[:length]
         if chunks and cflag == 1 or not chunks and cflag in (2, 3):
             raise MXNetError("RecordIO: %s is corrupt: part flag %d out of order at byte %d"
-                             % (uri, cflag, f.tell() - len(data) - 8))
+                             % (uri, cflag, tell() - len(data) - 8))
         chunks.append(data[:length])
         if cflag == 3:
             return _MAGIC_BYTES.join(chunks)

@@ -238,3 +238,82 @@ def test_augmenters():
     assert (flipped == img.asnumpy()[:, ::-1]).all()
     with pytest.raises(ValueError, match='rand_crop'):
         mx.image.CreateAugmenter((3, 16, 16), rand_resize=True)
+
+
+_ITER_SCRIPT = r'''
+import json, numpy as np, mxnet as mx
+imglist = [[float(i), 'img%d.png' % i] for i in range(5)]
+out = {}
+for handle in ['pad', 'discard', 'roll_over']:
+    for bs in [2, 3]:
+        it = mx.image.ImageIter(bs, (3, 8, 8), imglist=imglist, path_root='.',
+                                last_batch_handle=handle, dtype='int32')
+        epochs = []
+        for _ in range(3):
+            epochs.append([(b.pad, b.label[0].asnumpy().tolist(),
+                            float(b.data[0].asnumpy().sum())) for b in it])
+            it.reset()
+        out['%s%d' % (handle, bs)] = epochs
+with open('lst.lst', 'w') as f:
+    for i in range(5):
+        f.write('%d\t%d\t%d\timg%d.png\n' % (i, i, 10 * i, i))
+it = mx.image.ImageIter(2, (3, 8, 8), label_width=2, path_imglist='lst.lst', path_root='.')
+out['lst'] = [b.label[0].asnumpy().tolist() for b in it]
+print(json.dumps(out))
+'''
+
+
+def _iter_images(path):
+    from neomx.image import _codec
+    for i in range(5):
+        (path / ('img%d.png' % i)).write_bytes(_codec.encode(_image(12, 16, seed=i), '.png'))
+
+
+def _run_iter_script(code):
+    import json
+    ns = {}
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(code.replace('import json, numpy as np, mxnet as mx', ''),
+             {'json': json, 'np': np, 'mx': mx}, ns)
+    return json.loads(buf.getvalue())
+
+
+def test_image_iter_last_batch_handles_match_mxnet(tmp_path, mxnet_ref, monkeypatch):
+    import json
+    _iter_images(tmp_path)
+    ref = json.loads(mxnet_ref(_ITER_SCRIPT, cwd=str(tmp_path)))
+    monkeypatch.chdir(tmp_path)
+    got = _run_iter_script(_ITER_SCRIPT)
+    assert set(got) == set(ref)
+    for key in ref:
+        if key == 'lst':
+            assert got[key] == ref[key]
+            continue
+        for e_got, e_ref in zip(got[key], ref[key]):
+            assert [(p, lab) for p, lab, _ in e_got] == [(p, lab) for p, lab, _ in e_ref], key
+            # the same center crops, resized: sums agree to OpenCV's uint8 rounding
+            for (_, _, s_got), (_, _, s_ref) in zip(e_got, e_ref):
+                assert abs(s_got - s_ref) <= 3 * 8 * 8 * 3
+
+
+def test_image_iter_from_record_file(tmp_path):
+    from neomx.image import _codec
+    idx, rec = str(tmp_path / 'a.idx'), str(tmp_path / 'a.rec')
+    w = mx.recordio.MXIndexedRecordIO(idx, rec, 'w')
+    for i in range(7):
+        w.write_idx(i, mx.recordio.pack((0, float(i), i, 0),
+                                        _codec.encode(_image(10, 10, seed=i), '.jpg')))
+    w.close()
+    it = mx.image.ImageIter(3, (3, 8, 8), path_imgrec=rec)
+    labels = [b.label[0].asnumpy().tolist() for b in it]
+    assert labels == [[0, 1, 2], [3, 4, 5], [6, 0, 1]]
+    random.seed(0)
+    it = mx.image.ImageIter(2, (3, 8, 8), path_imgrec=rec, path_imgidx=idx, shuffle=True,
+                            num_parts=2, part_index=1, rand_crop=True, rand_mirror=True)
+    seen = sorted(x for b in it for x in b.label[0].asnumpy().tolist()[:2 - b.pad])
+    assert seen == [3.0, 4.0, 5.0]
+    with pytest.raises(ValueError, match='3 channels'):
+        mx.image.ImageIter(2, (1, 8, 8), path_imgrec=rec)

@@ -630,12 +630,3 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, ra
     if mean is not None or std is not None:
         auglist.append(ColorNormalizeAug(mean, std))
     return auglist
-
-
-def __getattr__(name):
-    # ImageIter is an mx.io.DataIter: imported on first use (mx.io imports this module).
-    if name == 'ImageIter':
-        from ._iter import ImageIter
-        return ImageIter
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
-

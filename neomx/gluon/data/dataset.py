@@ -12,8 +12,8 @@ select samples lazily.
 [(10, 'a'), (20, 'b')]
 """
 import os
-import struct
 
+from ... import recordio
 from ...base import MXNetError
 from ...ndarray import NDArray
 
@@ -205,32 +205,14 @@ class RecordFileDataset(Dataset):
         state['_fd'] = state['_pid'] = None
         return state
 
-    def _read(self, n, offset):
+    def _pread(self, n, offset):
         if self._pid != os.getpid():   # a file descriptor is not carried across processes
             self._fd = os.open(self.filename, os.O_RDONLY)
             self._pid = os.getpid()
-        data = os.pread(self._fd, n, offset)
-        if len(data) != n:
-            raise MXNetError("RecordFileDataset: %s is truncated at offset %d" % (self.filename, offset))
-        return data
+        return os.pread(self._fd, n, offset)
 
     def __getitem__(self, idx):
-        offset = self._offsets[idx]
-        parts = []
-        while True:
-            magic, lrec = struct.unpack('<II', self._read(8, offset))
-            if magic != _REC_MAGIC:
-                raise MXNetError("RecordFileDataset: %s: no record at offset %d (bad magic 0x%x)"
-                                 % (self.filename, offset, magic))
-            cflag, length = lrec >> 29, lrec & ((1 << 29) - 1)
-            parts.append(self._read(length, offset + 8))
-            offset += 8 + ((length + 3) & ~3)
-            # The writer splits a record into parts (flags 1, 2..., 3) wherever its data holds
-            # the magic number, and drops that number: put it back between the parts.
-            if cflag in (0, 3):
-                break
-            parts.append(struct.pack('<I', _REC_MAGIC))
-        return b''.join(parts)
+        return recordio.read_record_at(self._pread, self._offsets[idx], self.filename)
 
     def __len__(self):
         return len(self._offsets)
@@ -239,8 +221,6 @@ class RecordFileDataset(Dataset):
         if getattr(self, '_fd', None) is not None and self._pid == os.getpid():
             os.close(self._fd)
 
-
-_REC_MAGIC = 0xced7230a
 
 
 class _DownloadedDataset(Dataset):

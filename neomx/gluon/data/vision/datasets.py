@@ -21,15 +21,18 @@ import os
 import pickle
 import struct
 import tarfile
+import warnings
 
 import numpy as np
 
+from .... import image, recordio
 from .... import ndarray as nd
 from ....base import MXNetError
 from .._download import data_dir, fetch, repo_url
-from ..dataset import _DownloadedDataset
+from ..dataset import Dataset, RecordFileDataset, _DownloadedDataset
 
-__all__ = ['MNIST', 'FashionMNIST', 'CIFAR10', 'CIFAR100']
+__all__ = ['MNIST', 'FashionMNIST', 'CIFAR10', 'CIFAR100', 'ImageRecordDataset',
+           'ImageFolderDataset']
 
 
 def _default_root(name):
@@ -282,3 +285,96 @@ class CIFAR100(CIFAR10):
 
     def _py_label_key(self):
         return 'fine_labels' if self._fine_label else 'coarse_labels'
+
+
+class ImageRecordDataset(RecordFileDataset):
+    """The images of a RecordIO file (``.rec`` with its ``.idx``, as ``im2rec`` makes them): a
+    sample is ``(image, label)``, the image decoded to an HWC ``uint8`` NDArray, the label the
+    record header's (a float, or a float32 array).
+
+    Parameters
+    ----------
+    filename : str
+        Path to the ``.rec`` file.
+    flag : {0, 1}, default 1
+        1 for three color channels (RGB), 0 for grayscale.
+    transform : callable, default None
+        ``transform(image, label)`` returning the sample.
+    """
+
+    def __init__(self, filename, flag=1, transform=None):
+        super().__init__(filename)
+        self._flag = flag
+        self._transform = transform
+
+    def __getitem__(self, idx):
+        header, img = recordio.unpack(super().__getitem__(idx))
+        img = image.imdecode(img, self._flag)
+        if self._transform is not None:
+            return self._transform(img, header.label)
+        return img, header.label
+
+
+class ImageFolderDataset(Dataset):
+    """Images stored one folder per class::
+
+        root/car/0001.jpg
+        root/bus/0002.png
+
+    A sample is ``(image, label)``: the image an HWC ``uint8`` NDArray, the label the index of
+    its folder in ``synsets`` (the folder names, sorted).
+
+    Parameters
+    ----------
+    root : str
+    flag : {0, 1}, default 1
+        1 for three color channels (RGB), 0 for grayscale.
+    transform : callable, default None
+        ``transform(image, label)`` returning the sample.
+
+    Attributes
+    ----------
+    synsets : list of str
+        The class names; ``synsets[i]`` is the name of label ``i``.
+    items : list of (str, int)
+        Every image as (path, label).
+    """
+
+    def __init__(self, root, flag=1, transform=None):
+        self._root = os.path.expanduser(root)
+        self._flag = flag
+        self._transform = transform
+        self._exts = ['.jpg', '.jpeg', '.png']
+        if not os.path.isdir(self._root):
+            raise MXNetError("ImageFolderDataset: %s is not a folder (expected one sub-folder of "
+                             "images per class)" % self._root)
+        self._list_images(self._root)
+
+    def _list_images(self, root):
+        self.synsets = []
+        self.items = []
+        for folder in sorted(os.listdir(root)):
+            path = os.path.join(root, folder)
+            if not os.path.isdir(path):
+                warnings.warn('Ignoring %s, which is not a directory.' % path, stacklevel=3)
+                continue
+            label = len(self.synsets)
+            self.synsets.append(folder)
+            for name in sorted(os.listdir(path)):
+                filename = os.path.join(path, name)
+                ext = os.path.splitext(filename)[1]
+                if ext.lower() not in self._exts:
+                    warnings.warn('Ignoring %s of type %s. Only support %s'
+                                  % (filename, ext, ', '.join(self._exts)))
+                    continue
+                self.items.append((filename, label))
+
+    def __getitem__(self, idx):
+        img = image.imread(self.items[idx][0], self._flag)
+        label = self.items[idx][1]
+        if self._transform is not None:
+            return self._transform(img, label)
+        return img, label
+
+    def __len__(self):
+        return len(self.items)

@@ -15,6 +15,7 @@ import random
 
 import numpy as np
 
+from .... import image
 from .... import ndarray as nd
 from ....base import numeric_types
 from ...block import Block, HybridBlock
@@ -22,7 +23,8 @@ from ...nn import HybridSequential, Sequential
 
 __all__ = ['Compose', 'HybridCompose', 'Cast', 'ToTensor', 'Normalize', 'Resize', 'CropResize',
            'CenterCrop', 'RandomResizedCrop', 'RandomFlipLeftRight', 'RandomFlipTopBottom',
-           'RandomApply']
+           'RandomApply', 'Rotate', 'RandomRotation', 'RandomBrightness', 'RandomContrast',
+           'RandomSaturation', 'RandomHue', 'RandomColorJitter', 'RandomLighting']
 
 
 class Compose(Sequential):
@@ -139,30 +141,9 @@ def _pair(size):
     return (size, size) if isinstance(size, numeric_types) else tuple(size)
 
 
-def _crop_resize(x, box, size, interpolation):
-    """The window ``box`` = (x0, y0, w, h) of image ``x``, resized to ``size`` = (w, h)."""
-    x0, y0, w, h = box
-    out = nd.image.crop(x, x0, y0, w, h)
-    if (w, h) != tuple(size):
-        out = nd.image.resize(out, size, False, interpolation)
-    return out
-
-
-def _center_box(w, h, size):
-    """MXNet's ``image.center_crop`` window: the largest of ``size``'s aspect ratio that fits,
-    centred."""
-    cw, ch = size
-    if h < ch:
-        cw, ch = float(cw * h) / ch, h
-    if w < cw:
-        cw, ch = w, float(ch * w) / cw
-    cw, ch = int(cw), int(ch)
-    return int((w - cw) / 2), int((h - ch) / 2), cw, ch
-
-
 class CenterCrop(Block):
     """Crops the centre of an HWC image to ``size`` (an int or ``(width, height)``); an image
-    smaller than ``size`` is cropped to its aspect ratio and scaled up.
+    smaller than ``size`` is cropped to its aspect ratio and scaled up (``image.center_crop``).
 
     >>> CenterCrop((4, 2))(nd.zeros((6, 8, 3))).shape
     (2, 4, 3)
@@ -170,41 +151,122 @@ class CenterCrop(Block):
 
     def __init__(self, size, interpolation=1):
         super().__init__()
-        self._size = _pair(size)
-        self._interpolation = interpolation
+        self._args = (_pair(size), interpolation)
 
     def forward(self, x):
-        h, w = x.shape[0], x.shape[1]
-        return _crop_resize(x, _center_box(w, h, self._size), self._size, self._interpolation)
+        return image.center_crop(x, *self._args)[0]
 
 
 class RandomResizedCrop(Block):
     """Crops a random window of an HWC image, with an area of ``scale`` (a fraction range) of
     the image's and an aspect ratio (width / height) in ``ratio``, and resizes it to ``size``
-    (an int or ``(width, height)``). After 10 draws that do not fit, crops the centre. Draws
-    from Python's ``random`` module, as MXNet does."""
+    (an int or ``(width, height)``); after 10 draws that do not fit, the centre
+    (``image.random_size_crop``). Draws from Python's ``random`` module, as MXNet does."""
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=1):
         super().__init__()
-        self._size = _pair(size)
-        self._scale = (scale, 1.0) if isinstance(scale, numeric_types) else scale
-        self._ratio = ratio
-        self._interpolation = interpolation
+        self._args = (_pair(size), scale, ratio, interpolation)
 
     def forward(self, x):
-        h, w = x.shape[0], x.shape[1]
-        area = h * w
-        log_ratio = (np.log(self._ratio[0]), np.log(self._ratio[1]))
-        for _ in range(10):
-            target = random.uniform(*self._scale) * area
-            aspect = np.exp(random.uniform(*log_ratio))
-            cw = int(round(np.sqrt(target * aspect)))
-            ch = int(round(np.sqrt(target / aspect)))
-            if 0 < cw <= w and 0 < ch <= h:
-                x0 = random.randint(0, w - cw)
-                y0 = random.randint(0, h - ch)
-                return _crop_resize(x, (x0, y0, cw, ch), self._size, self._interpolation)
-        return _crop_resize(x, _center_box(w, h, self._size), self._size, self._interpolation)
+        return image.random_size_crop(x, *self._args)[0]
+
+
+class Rotate(Block):
+    """Rotates a CHW (or NCHW) ``float32`` image by ``rotation_degrees`` counter-clockwise,
+    keeping its shape; ``zoom_in`` scales so that no padding shows, ``zoom_out`` so that the
+    whole image does (``image.imrotate``)."""
+
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        super().__init__()
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, x):
+        if x.dtype is not np.float32:
+            raise TypeError("This transformation only supports float32. "
+                            "Consider calling it after ToTensor")
+        return image.imrotate(x, *self._args)
+
+
+class RandomRotation(Block):
+    """With probability ``rotate_with_proba``, rotates a CHW (or NCHW) ``float32`` image by an
+    angle drawn uniformly from ``angle_limits`` (degrees; one per image of a batch)."""
+
+    def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
+        super().__init__()
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise ValueError("`angle_limits` must be an ordered tuple")
+        if not 0 <= rotate_with_proba <= 1:
+            raise ValueError("Probability of rotating the image should be between 0 and 1")
+        self._args = (angle_limits, zoom_in, zoom_out)
+        self._rotate_with_proba = rotate_with_proba
+
+    def forward(self, x):
+        if np.random.random() > self._rotate_with_proba:
+            return x
+        if x.dtype is not np.float32:
+            raise TypeError("This transformation only supports float32. "
+                            "Consider calling it after ToTensor")
+        return image.random_rotate(x, *self._args)
+
+
+class _RandomFactor(HybridBlock):
+    """Jitters an HWC image with a factor drawn from [max(0, 1 - amount), 1 + amount]."""
+    _op = None
+
+    def __init__(self, amount):
+        super().__init__()
+        self._args = (max(0, 1 - amount), 1 + amount)
+
+    def hybrid_forward(self, F, x):
+        return getattr(F.image, self._op)(x, *self._args)
+
+
+class RandomBrightness(_RandomFactor):
+    """Scales an HWC image's values by a factor drawn from [max(0, 1 - brightness),
+    1 + brightness]."""
+    _op = 'random_brightness'
+
+
+class RandomContrast(_RandomFactor):
+    """Blends an HWC RGB image with its mean luma by a factor drawn from
+    [max(0, 1 - contrast), 1 + contrast]."""
+    _op = 'random_contrast'
+
+
+class RandomSaturation(_RandomFactor):
+    """Blends each pixel of an HWC RGB image with its luma by a factor drawn from
+    [max(0, 1 - saturation), 1 + saturation]."""
+    _op = 'random_saturation'
+
+
+class RandomHue(_RandomFactor):
+    """Rotates the hue of an HWC RGB image by a number of turns drawn from [max(0, 1 - hue),
+    1 + hue] (modulo one turn: a jitter of +- hue turns)."""
+    _op = 'random_hue'
+
+
+class RandomColorJitter(HybridBlock):
+    """Jitters brightness, contrast, saturation (factors 1 +- each amount) and hue (+- the
+    amount of a turn) of an HWC RGB image, in a random order."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        super().__init__()
+        self._args = (brightness, contrast, saturation, hue)
+
+    def hybrid_forward(self, F, x):
+        return F.image.random_color_jitter(x, *self._args)
+
+
+class RandomLighting(HybridBlock):
+    """Adds AlexNet-style PCA lighting noise of strength ``alpha`` to an HWC RGB image."""
+
+    def __init__(self, alpha):
+        super().__init__()
+        self._alpha = alpha
+
+    def hybrid_forward(self, F, x):
+        return F.image.random_lighting(x, self._alpha)
 
 
 class RandomFlipLeftRight(HybridBlock):
