@@ -32,6 +32,7 @@ from . import numpy_extension as npx
 from . import recordio
 from . import image
 from . import image as img
+from . import contrib
 from . import gluon
 from . import io
 from . import model, callback, monitor, module
@@ -51,7 +52,7 @@ __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context
            'initializer', 'init', 'gluon', 'io', 'model', 'callback', 'monitor', 'mon',
            'module', 'mod', 'rnn', 'onnx', 'util', 'runtime', 'operator', 'is_np_array',
            'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np_array', 'use_np_shape',
-           'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img', '__version__']
+           'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img', 'contrib', '__version__']
 
 
 def _freeze_import_garbage():

@@ -1,9 +1,13 @@
-"""``mx.contrib``: MXNet's experimental namespaces (``contrib.nd``/``contrib.sym`` operators,
-``contrib.amp``)."""
-from ..ndarray import contrib as ndarray
-from ..ndarray import contrib as nd
-from ..symbol import contrib as symbol
-from ..symbol import contrib as sym
-from . import amp
-
-__all__ = ['ndarray', 'nd', 'symbol', 'sym', 'amp']
+"""``mx.contrib``: text (vocabularies and embeddings), the contrib operators (``nd`` and
+``sym``), the old autograd API, ``DataLoaderIter``, ONNX, quantization and TensorBoard."""
+from . import text
+from . import autograd
+from . import io
+from . import ndarray
+from . import ndarray as nd
+from . import symbol
+from . import symbol as sym
+from . import onnx
+from . import quantization
+from . import quantization as quant
+from . import tensorboard

@@ -5,6 +5,7 @@ from .registry import (REQUIRED, Any, Attr, Axis, Bool, DType, Enum, Float, Floa
 from . import elemwise, creation, reduce, shape, linalg, nn  # noqa: F401  (they register)
 from . import indexing  # noqa: F401
 from . import image  # noqa: F401
+from . import contrib_nn  # noqa: F401
 from . import rnn  # noqa: F401
 from . import numpy, numpy_random, numpy_linalg  # noqa: F401  (mx.np's operators)
 

@@ -12,7 +12,7 @@ from ...rnn.rnn_cell import (_TENSORS, BidirectionalCell, HybridRecurrentCell, M
                              _mask_sequence_variable_length)
 from ....base import MXNetError
 
-__all__ = ['VariationalDropoutCell', 'LSTMPCell']
+__all__ = ['VariationalDropoutCell', 'LSTMPCell', 'dynamic_unroll']
 
 
 class VariationalDropoutCell(ModifierCell):
@@ -160,3 +160,36 @@ class LSTMPCell(HybridRecurrentCell):
         r = F.FullyConnected(data=h, num_hidden=self._projection_size, weight=h2r_weight,
                              no_bias=True, name=prefix + 'out')
         return r, [r, c]
+
+
+def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, layout='TNC',
+                   valid_length=None):
+    """Runs ``cell`` over the sequence ``inputs`` (an array in ``layout``, 'TNC' or 'NTC') from
+    ``begin_state``; returns ``(outputs, states)`` as ``cell.unroll(..., merge_outputs=True)``
+    does: outputs past a sequence's ``valid_length`` are zero and the states are those of its
+    last valid step. ``drop_inputs`` / ``drop_outputs`` apply dropout to the inputs and
+    outputs.
+
+    MXNet runs this as one ``foreach`` loop; neomx unrolls it (in a hybridized block too,
+    where the sequence length is known from the input's shape)."""
+    from .... import ndarray, symbol
+    if layout not in ('TNC', 'NTC'):
+        raise MXNetError("dynamic_unroll: layout must be 'TNC' or 'NTC', got %r" % (layout,))
+    axis = layout.find('T')
+    if isinstance(inputs, symbol.Symbol):
+        F = symbol
+        shape = inputs.infer_shape_partial()[1][0]
+        if not shape or not shape[axis]:
+            raise MXNetError("dynamic_unroll: the sequence length of a Symbol input must be "
+                             "known (give the input variable its shape)")
+        length = shape[axis]
+    else:
+        F = ndarray
+        length = inputs.shape[axis]
+    if drop_inputs:
+        inputs = F.Dropout(inputs, p=drop_inputs, axes=(axis,))
+    outputs, states = cell.unroll(length, inputs, begin_state=begin_state, layout=layout,
+                                  merge_outputs=True, valid_length=valid_length)
+    if drop_outputs:
+        outputs = F.Dropout(outputs, p=drop_outputs, axes=(axis,))
+    return outputs, states

@@ -1,0 +1,21 @@
+"""``mx.contrib.onnx``: ONNX export (``mx.onnx``); importing ONNX models into neomx is not
+provided and fails with an error naming what to use instead."""
+from ..base import MXNetError
+from ..symbol.onnx import export_model  # noqa: F401
+
+__all__ = ['export_model', 'import_model', 'get_model_metadata', 'import_to_gluon']
+
+
+def _no_import(name):
+    def fn(*args, **kwargs):
+        raise MXNetError("mx.contrib.onnx.%s: importing ONNX models is not supported by neomx; "
+                         "export_model (mx.onnx) writes ONNX, and onnxruntime runs an ONNX "
+                         "model" % name)
+    fn.__name__ = name
+    fn.__doc__ = "Not supported: raises MXNetError (importing ONNX into neomx)."
+    return fn
+
+
+import_model = _no_import('import_model')
+get_model_metadata = _no_import('get_model_metadata')
+import_to_gluon = _no_import('import_to_gluon')
