@@ -32,6 +32,9 @@ def test_concurrent_concatenates_children():
 def test_sparse_embedding_gradient_rows():
     layer = SparseEmbedding(10, 4)
     layer.initialize()
+    with pytest.raises(RuntimeError, match='no Trainer'):
+        layer(nd.array([1]))
+    gluon.Trainer(layer.collect_params(), 'sgd')
     x = nd.array([3, 4, 2, 0, 1])
     with autograd.record():
         layer(x).backward()

@@ -50,9 +50,9 @@ class Identity(HybridBlock):
 
 
 class SparseEmbedding(Block):
-    """An embedding whose weight and gradient MXNet stores as row_sparse, for very large
-    vocabularies. neomx stores both densely (the rows not looked up get a zero gradient), so
-    this computes what ``nn.Embedding`` does."""
+    """An embedding whose weight and gradient are row_sparse, for very large vocabularies: the
+    rows looked up are pulled from the weight's Trainer's store (so a ``gluon.Trainer`` must
+    be made with the parameters before the first call), and only they get a gradient."""
 
     def __init__(self, input_dim, output_dim, dtype='float32', weight_initializer=None,
                  **kwargs):
@@ -64,7 +64,8 @@ class SparseEmbedding(Block):
                                       grad_stype='row_sparse', stype='row_sparse')
 
     def forward(self, x):
-        return nd.Embedding(x, self.weight.data(x.context), name='fwd', **self._kwargs)
+        weight = self.weight.row_sparse_data(x)
+        return nd.Embedding(x, weight, name='fwd', **self._kwargs)
 
     def __repr__(self):
         return '{block_name}({input_dim} -> {output_dim}, {dtype})'.format(
