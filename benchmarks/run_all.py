@@ -17,7 +17,7 @@ import tempfile
 from common import machine, markdown_table
 
 BENCHMARKS = ['dispatch', 'async_queue', 'parallel', 'backpressure', 'hybrid', 'training',
-              'dist', 'rnn']
+              'dist', 'rnn', 'data']
 
 HEADER = """# Benchmarks
 
