@@ -112,6 +112,40 @@ def test_download_file_url_and_sha1(tmp_path):
         utils.download('http://example.com/')
 
 
+def test_download_through_requests(tmp_path, monkeypatch):
+    """With requests installed, http(s) downloads go through requests.get as in MXNet (so
+    code mocking requests.get works): verify_ssl is passed on, errors are retried, a
+    status other than 200 fails, and concurrent downloads of one file leave one file."""
+    requests = pytest.importorskip('requests')
+    import io
+    import multiprocessing as mp
+    calls = []
+
+    def get(url, stream=False, verify=True):
+        calls.append((url, stream, verify))
+        if len(calls) == 1:
+            raise requests.exceptions.ConnectionError('first try fails')
+        r = requests.Response()
+        r.status_code = 404 if 'missing' in url else 200
+        r.raw = io.BytesIO(b'payload' * 1000)
+        return r
+    monkeypatch.setattr(requests, 'get', get)
+    with pytest.warns(UserWarning, match='Unverified HTTPS request'):
+        got = utils.download('https://host/dir/a.bin', path=str(tmp_path), verify_ssl=False)
+    assert open(got, 'rb').read() == b'payload' * 1000
+    assert calls == [('https://host/dir/a.bin', True, False)] * 2
+    with pytest.raises(MXNetError, match='HTTP status 404'):
+        utils.download('https://host/missing.bin', path=str(tmp_path), retries=1)
+    target = str(tmp_path / 'b.bin')
+    procs = [mp.get_context('fork').Process(target=utils.download, args=('https://h/b.bin',),
+                                            kwargs={'path': target}) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    assert sorted(os.listdir(tmp_path)) == ['a.bin', 'b.bin']
+
+
 def test_replace_file(tmp_path):
     a, b = tmp_path / 'a', tmp_path / 'b'
     a.write_text('new')
