@@ -23,6 +23,8 @@ compiled graph (``neomx.gluon._hybrid``).
 >>> sorted(net.collect_params().keys())[:2]
 ['hybridsequential0_dense0_bias', 'hybridsequential0_dense0_weight']
 """
+import json
+import os
 import re
 import threading
 import warnings
@@ -254,6 +256,61 @@ class Block:
             reverse = {v: k for k, v in params.items()}
             params = {v: k for k, v in reverse.items()}
         ndarray.save(filename, {key: val._reduce() for key, val in params.items()})
+
+    def save(self, prefix):
+        """Saves the model's structure to ``<prefix>-model.json`` and its parameters to
+        ``<prefix>-model.params`` (MXNet's ``Block.save``): each block is recorded under its
+        class name and its place in a depth-first walk, with its name, the names its parent
+        gives its children and whether it was hybridized, so that ``load`` can give a model
+        built again the same way the names the parameters were saved under."""
+        model = {}
+        index = [0]
+
+        def walk(blk, structure):
+            entry = {'orig_name': blk.name, 'hybridized': bool(getattr(blk, '_active', False))}
+            structure[type(blk).__name__.lower() + str(index[0])] = entry
+            children = entry['children'] = {}
+            for ch_name, child in blk._children.items():
+                index[0] += 1
+                children[child.name] = ch_name
+                walk(child, entry)
+        walk(self, model)
+        tmp = prefix + '-model.json.tmp'
+        with open(tmp, 'w') as f:
+            json.dump(model, f)
+        os.replace(tmp, prefix + '-model.json')
+        self.save_parameters(prefix + '-model.params')
+
+    def load(self, prefix):
+        """Loads a model saved with ``save`` (by neomx or MXNet) into this one, built again
+        in the same order: blocks take back their saved names, children their saved places,
+        hybridized blocks are hybridized again, then the parameters are loaded."""
+        with open(prefix + '-model.json') as f:
+            model = json.load(f)
+        index = [0]
+
+        def walk(blk, structure):
+            key = type(blk).__name__.lower() + str(index[0])
+            entry = structure.get(key)
+            if entry is None:
+                raise MXNetError("Block.load: %s-model.json has no block %r here: build the "
+                                 "model the way it was built when saved" % (prefix, key))
+            old_prefix = blk.params.prefix
+            blk._name = entry['orig_name']
+            for pname in list(blk.params.keys()):
+                param = blk.params._params.pop(pname)
+                blk.params._params[blk.name + '_' + pname[len(old_prefix):]] = param
+            if entry.get('hybridized') and isinstance(blk, HybridBlock):
+                blk.hybridize()
+            for child in blk._children.values():
+                index[0] += 1
+                walk(child, entry)
+            renamed = OrderedDict()
+            for ch_name, child in blk._children.items():
+                renamed[entry['children'].get(child.name, ch_name)] = child
+            blk._children = renamed
+        walk(self, model)
+        self.load_parameters(prefix + '-model.params')
 
     def save_params(self, filename):
         """Deprecated: saves under prefixed names; use ``save_parameters``."""
