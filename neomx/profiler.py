@@ -164,10 +164,11 @@ class _Profiler:
         self.config = dict(_DEFAULTS)
         self.running = False
         self.paused = False
-        self.buf = []            # engine.trace while running: (track, name, t0, t1) per op,
+        self.buf = _Buffer()     # engine.trace while running: (track, name, t0, t1) per op,
         #                          and (kind, track, name, ...) tuples of the front end's events
         self.unwritten = []      # drained events not yet in the file
         self.stats = {}          # category -> name -> [count, total, min, max] (ns)
+        self.memory = {}         # memory counter -> [count, total, min, max] (bytes)
         self.file = None         # the _TraceFile of the current dump session
         self.engine = None       # the engine being traced
         self.lock = threading.RLock()
@@ -270,6 +271,9 @@ class _Profiler:
                     cat, name, d = _CATEGORY_OP, e[1], e[3] - e[2]
                 elif e[0] == 'X':
                     cat, name, d = e[5], e[2], e[4] - e[3]
+                elif e[0] == 'C' and e[5] == 'memory':
+                    _add_memory_sample(self.memory, e[2], e[4])
+                    continue
                 else:
                     continue
                 table = stats.get(cat)
@@ -329,17 +333,35 @@ class _Profiler:
                    'count': lambda kv: kv[1][0]}[sort_by]
             cats = {c: sorted(t.items(), key=key, reverse=not ascending)
                     for c, t in sorted(self.stats.items())}
+            # memory samples: [count, total, min, max] in bytes; no 'total' to sort by
+            mem = sorted(self.memory.items(), key=key if sort_by != 'total' else None,
+                         reverse=not ascending if sort_by != 'total' else False)
             if reset:
-                self.stats = {}
+                self.stats, self.memory = {}, {}
+        kb = 1e3
         if fmt == 'json':
             ms = 1e6
-            return json.dumps({'Time': {c: {n: {'Count': s[0], 'Total': s[1] / ms,
+            return json.dumps({'Memory': {'Device Storage': {
+                                   n: {'Count': s[0], 'Min': s[2] / kb, 'Max': s[3] / kb,
+                                       'Avg': s[1] / s[0] / kb} for n, s in mem}} if mem else {},
+                               'Time': {c: {n: {'Count': s[0], 'Total': s[1] / ms,
                                                 'Min': s[2] / ms, 'Max': s[3] / ms,
                                                 'Avg': s[1] / s[0] / ms} for n, s in rows}
                                         for c, rows in cats.items()},
-                               'Unit': {'Time': 'ms'}}, indent=4)
+                               'Unit': {'Time': 'ms', 'Memory': 'kB'}}, indent=4)
         # The layout of MXNet's MXAggregateProfileStatsPrint.
         out = ['\nProfile Statistics:\n\tNote the difference in units for different entries.\n']
+        if mem:
+            out.append('Device Storage\n=================\n')
+            mrow = '%-25s%16s %16s %16s %16s\n'
+            out.append(mrow % ('Name', 'Total Count', 'Min Use  (kB)', 'Max Use  (kB)',
+                               'Avg Use  (kB)'))
+            out.append(mrow % ('----', '-----------', '-------------', '-------------',
+                               '-------------'))
+            for n, (count, total, lo, hi) in mem:
+                out.append('%-25s%16d %16.4f %16.4f %16.4f\n'
+                           % (n, count, lo / kb, hi / kb, total / count / kb))
+            out.append('\n')
         row = '%-25s%16s %16s %16s %16s %16s\n'
         for c, rows in cats.items():
             out.append('%s\n=================\n' % c)
@@ -401,6 +423,21 @@ def _rss():
 _PAGE = os.sysconf('SC_PAGE_SIZE') if hasattr(os, 'sysconf') else 4096
 
 
+def _add_memory_sample(table, name, value):
+    """Aggregates a memory counter sample (bytes) as [count, total, min, max]: the 'Device
+    Storage' rows of the aggregate statistics, in kB. neomx's counters are samples of the
+    process's resident memory and of each GPU's allocated bytes, not MXNet's allocator
+    records."""
+    s = table.get(name)
+    if s is None:
+        table[name] = [1, value, value, value]
+    else:
+        s[0] += 1
+        s[1] += value
+        s[2] = min(s[2], value)
+        s[3] = max(s[3], value)
+
+
 def _sample_memory(buf, stop):
     """Appends memory counters to ``buf`` every NEOMX_PROFILER_MEMORY_MS milliseconds (5)
     until ``stop``: the process's resident memory (host memory, where every CPU device's arrays
@@ -452,6 +489,51 @@ def _wrap_api(eng, buf):
     eng.push = timed_push
     eng.wait_for_var = timed_wait_for_var
     eng.waitall = timed_waitall
+
+
+class _Buffer(list):
+    """The list the engine and the front end append events to. Operations run by a custom
+    operator's Python code go to the 'Custom Operator' category under the operator's name
+    (``MySigmoid::_zeros``), as in MXNet."""
+
+    def append(self, e):
+        scope = _custom_local.scope
+        if scope is not None and len(e) == 4:
+            e = ('X', e[0], '%s::%s' % (scope, e[1]), e[2], e[3], 'Custom Operator')
+        list.append(self, e)
+
+
+class _CustomLocal(threading.local):
+    scope = None        # the custom operator whose Python code this thread runs
+
+
+_custom_local = _CustomLocal()
+
+
+class custom_operator_scope:
+    """Marks the run of a custom operator's Python ``forward`` (``backward``: ``name`` is
+    ``_backward_<op_type>``) in this thread: while profiling, its time is recorded as
+    ``<name>::pure_python`` and the operations it runs as ``<name>::<operator>``, in the
+    'Custom Operator' category. Costs an attribute read when the profiler is off."""
+    __slots__ = ('name', 't0', 'outer')
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        self.outer = _custom_local.scope
+        if _P.running and not _P.paused:
+            _custom_local.scope = self.name
+            self.t0 = _now()
+        else:
+            self.t0 = None
+
+    def __exit__(self, *exc):
+        _custom_local.scope = self.outer
+        if self.t0 is not None:
+            list.append(_P.buf, ('X', threading.current_thread().name,
+                                 self.name + '::pure_python', self.t0, _now(),
+                                 'Custom Operator'))
 
 
 _P = _Profiler()

@@ -326,3 +326,50 @@ def test_timeline_png(prof, tmp_path):
     assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     with pytest.raises(MXNetError, match='no operations'):
         profiler.timeline_png(prof, str(png), tracks=['gpu(7)'])
+
+
+def test_aggregate_memory_and_custom_operator_rows(prof):
+    """With profile_memory the aggregate statistics have MXNet's 'Memory' section ('Device
+    Storage' rows in kB, sortable except by 'total'); a custom operator's Python code is timed
+    as '<op_type>::pure_python' and the operations it runs as '<op_type>::<operator>', in the
+    'Custom Operator' category, as in MXNet."""
+    class AddOne(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            self.assign(out_data[0], req[0], in_data[0] + 1)
+
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            self.assign(in_grad[0], req[0], out_grad[0] * 1)
+
+    @mx.operator.register('ProfiledAddOne')
+    class AddOneProp(mx.operator.CustomOpProp):
+        def list_arguments(self):
+            return ['data']
+
+        def list_outputs(self):
+            return ['output']
+
+        def infer_shape(self, in_shape):
+            return [in_shape[0]], [in_shape[0]], []
+
+        def create_operator(self, ctx, shapes, dtypes):
+            return AddOne()
+
+    x = nd.zeros((4, 4))
+    x.attach_grad()
+    profiler.set_state('run')
+    with mx.autograd.record():
+        y = nd.Custom(x, op_type='ProfiledAddOne')
+    y.backward()
+    nd.waitall()
+    time.sleep(0.02)            # a memory sample or two
+    profiler.set_state('stop')
+    js = json.loads(profiler.dumps(format='json', sort_by='max'))
+    assert js['Unit'] == {'Time': 'ms', 'Memory': 'kB'}
+    rss = js['Memory']['Device Storage']['Memory: cpu (process RSS)']
+    assert rss['Count'] >= 1 and 0 < rss['Min'] <= rss['Avg'] <= rss['Max']
+    custom = js['Time']['Custom Operator']
+    assert {'ProfiledAddOne::pure_python', 'ProfiledAddOne::_plus_scalar',
+            '_backward_ProfiledAddOne::pure_python',
+            '_backward_ProfiledAddOne::_mul_scalar'} <= set(custom)
+    assert 'Device Storage\n=================\n' in profiler.dumps()
+    assert x.grad.asnumpy().tolist() == [[1.0] * 4] * 4

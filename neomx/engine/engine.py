@@ -466,7 +466,14 @@ class ThreadedEngine(Engine):
         if _local.in_worker:
             # Pushed by an operation while it runs (a custom Function's backward): the worker
             # is busy with that operation, so run this one now, in order.
-            return self.execute(fn, reads, writes, name, where)
+            trace = self.trace
+            if trace is None:
+                return self.execute(fn, reads, writes, name, where)
+            t0 = time.perf_counter_ns()
+            try:
+                return self.execute(fn, reads, writes, name, where)
+            finally:
+                trace.append((str(ctx), name, t0, time.perf_counter_ns()))
         if (work is not None and work < self.inline_work and not copy and self.trace is None
                 and ctx.device_typeid != 2):
             with self._lock:    # no operation can be pushed meanwhile

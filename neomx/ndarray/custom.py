@@ -271,6 +271,13 @@ class _Inline:
         torch.set_grad_enabled(grad)
 
 
+def _profiled(name):
+    """The profiler's record of the user's Python code (imported late: the profiler sits
+    above the arrays)."""
+    from ..profiler import custom_operator_scope
+    return custom_operator_scope(name)
+
+
 def _wrap(tensors):
     return [from_tensor(t.detach()) for t in tensors]
 
@@ -306,7 +313,7 @@ def _forward(state, tensors):
     prop = get_prop(attrs)
     op = _operator(prop, attrs, tensors)
     device = tensors[0].device if tensors else None
-    with _Inline(is_train):
+    with _Inline(is_train), _profiled(attrs['op_type']):
         in_data = _wrap(tensors[:n])
         aux = [from_tensor(t) for t in tensors[n:]]      # written in place
         out_data = [from_tensor(torch.zeros(s, dtype=dtype_torch(d), device=device))
@@ -322,7 +329,7 @@ def _backward(state, tensors, outs, out_grads, needs):
     attrs, is_train, _, _, n = state
     prop = get_prop(attrs)
     op = _operator(prop, attrs, tensors)
-    with _Inline(is_train):
+    with _Inline(is_train), _profiled('_backward_' + attrs['op_type']):
         in_data = _wrap(tensors[:n])
         aux = [from_tensor(t) for t in tensors[n:]]
         out_data = _wrap(outs)
