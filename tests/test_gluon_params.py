@@ -238,3 +238,21 @@ def test_seed_makes_initialisation_reproducible():
     for a, b in zip(first, second):
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(weights()[0], first[0])
+
+
+def test_load_with_saved_dtype_casts_initialised_arrays(tmp_path):
+    """cast_dtype with dtype_source='saved' gives already initialised parameters the file's
+    dtypes (their arrays too), and dtype then is the numpy type, as in MXNet."""
+    src = gluon.ParameterDict('')
+    src.get('w0', shape=(2, 2), dtype='float32')
+    src.get('w1', shape=(2, 2), dtype='int8')
+    src.initialize(mx.init.One())
+    src.save(str(tmp_path / 'p.params'))
+    dst = gluon.ParameterDict('')
+    dst.get('w0', shape=(2, 2), dtype='float16')
+    dst.get('w1', shape=(2, 2), dtype='float64')
+    dst.load(str(tmp_path / 'p.params'), cast_dtype=True, dtype_source='current')
+    assert (dst['w0'].data().dtype, dst['w1'].data().dtype) == (np.float16, np.float64)
+    dst.load(str(tmp_path / 'p.params'), cast_dtype=True, dtype_source='saved')
+    assert (dst['w0'].data().dtype, dst['w1'].data().dtype) == (np.float32, np.int8)
+    assert dst['w0'].dtype is np.float32

@@ -295,7 +295,13 @@ class HybridCache:
                           "intended?" % ', '.join('%d-th' % i for i in unused_data), stacklevel=5)
 
     def compile(self, key, data):
-        names, graph, out_fmt, _, _, classes = self._graph(self._args)
+        names, graph, out_fmt, in_fmt, _, classes = self._graph(self._args)
+        fmt = flatten(list(self._args), 'input')[1]
+        if fmt != in_fmt and not _same_but_trailing_nones(fmt, in_fmt):
+            raise ValueError("The argument structure of HybridBlock does not match the cached "
+                             "version. Stored format = %s, input format = %s (%s was traced "
+                             "with other inputs given or None)"
+                             % (in_fmt, fmt, type(self.block).__name__))
         if len(data) != len(names):
             raise MXNetError("%s: called with %d inputs, traced with %d"
                              % (type(self.block).__name__, len(data), len(names)))
@@ -337,12 +343,17 @@ class HybridCache:
             data = args
         else:
             flat, fmt = flatten(list(args), 'input')
-            key = (mode.training, repr(fmt)) + tuple(
-                None if a is None else (a._shape, a._dtype, a._ctx.device_typeid,
-                                        a._ctx.device_id) for a in flat)
             data = [a for a in flat if a is not None]
+            try:
+                key = (mode.training, repr(fmt)) + tuple(
+                    None if a is None else (a._shape, a._dtype, a._ctx.device_typeid,
+                                            a._ctx.device_id) for a in flat)
+            except AttributeError:          # a Symbol among the arrays
+                _check_call_inputs(data)
+                raise
         entry = self.entries.get(key)
         if entry is None:
+            _check_call_inputs(data)
             self._args = args
             entry = self.compile(key, data)
             self._args = None
@@ -377,6 +388,25 @@ class HybridCache:
 def _py_name(block):
     name = getattr(block, 'name', None) or type(block).__name__
     return '%s_forward' % name
+
+
+def _same_but_trailing_nones(a, b):
+    """Whether two input formats differ only by trailing None arguments (left to their
+    defaults), which MXNet accepts."""
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return list(long_[:len(short)]) == list(short) and all(f == -1 for f in long_[len(short):])
+
+
+def _check_call_inputs(data):
+    """A compiled graph runs on arrays of one device: no Symbols among them (MXNet's
+    ValueErrors), checked once per input signature."""
+    if any(isinstance(a, Symbol) for a in data):
+        raise ValueError('In HybridBlock, we do not support mixed NDArrays and Symbols types for '
+                         'the input. Please check the type of the args.\n')
+    ctxs = {a._ctx for a in data}
+    if len(ctxs) > 1:
+        raise ValueError('Find multiple contexts in the input, After hybridized, the HybridBlock '
+                         'only supports one input context. Find all contexts = {}'.format(ctxs))
 
 
 def _cache(block):

@@ -463,8 +463,8 @@ class Block:
 
         def register(block):
             if isinstance(block, HybridBlock) and block._active:
-                raise MXNetError('"{}" must not be hybridized to print summary.'
-                                 .format(block.name))
+                raise AssertionError('"{}" must not be hybridized to print summary.'
+                                     .format(block.name))
 
             def hook(block, _, outputs):
                 key = '%s-%i' % (block.__class__.__name__, len(summary))

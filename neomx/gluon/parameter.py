@@ -401,7 +401,7 @@ class Parameter:
                 if dtype_source == 'current':
                     data = data.astype(mine)
                 else:
-                    self._dtype = data.dtype
+                    self.cast(data.dtype)       # the arrays already made take it too
         if isinstance(ctx, Context):
             ctx = [ctx]
         if self._data is None:

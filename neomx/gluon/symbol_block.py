@@ -82,6 +82,10 @@ class SymbolBlock(HybridBlock):
                                  "output of operators" % (s,))
             names.append(s.name)
         out = _symbol.Group(out) if len(out) > 1 else out[0]
+        for name, attrs in out.attr_dict().items():
+            if attrs.get('__storage_type__') == '1':       # row_sparse
+                raise AssertionError("SymbolBlock doesn't support Parameter '%s' because its "
+                                     "storage type is 'row_sparse'." % name)
         arg_params = out.list_arguments()
         aux_params = out.list_auxiliary_states()
         arg_types, aux_types = self._param_types(syms, out)
