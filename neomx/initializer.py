@@ -340,11 +340,13 @@ class Constant(Initializer):
             arr[:] = value
 
     def dumps(self):
+        # As MXNet, an array value is kept from here on as a list in _kwargs (what dumps wrote),
+        # so that the kwargs themselves are JSON; self.value still fills the arrays.
         val = self._kwargs['value']
         if not np.isscalar(val):
-            val = val.tolist() if isinstance(val, np.ndarray) else (
+            self._kwargs['value'] = val.tolist() if isinstance(val, np.ndarray) else (
                 val.asnumpy().tolist() if isinstance(val, NDArray) else val)
-        return json.dumps([self.__class__.__name__.lower(), dict(self._kwargs, value=val)])
+        return json.dumps([self.__class__.__name__.lower(), self._kwargs])
 
 
 @register

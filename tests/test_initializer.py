@@ -147,3 +147,14 @@ def test_legacy_string_descriptor_warns():
 def test_bilinear():
     w = _fill(init.Bilinear(), 'up_weight', (1, 1, 4, 4))
     np.testing.assert_allclose(w[0, 0, 0], [0.0625, 0.1875, 0.1875, 0.0625])
+
+
+def test_constant_dumps_keeps_json_kwargs():
+    """Constant.dumps of an array value writes it as a list and keeps it so in _kwargs (as
+    MXNet's, whose own test compares with json.dumps of _kwargs); filling is unchanged."""
+    for value in (nd.ones((2, 3)), np.ones((2, 3))):
+        c = init.Constant(value)
+        assert c.dumps() == json.dumps(['constant', c._kwargs])
+        assert json.loads(c.dumps())[1]['value'] == [[1.0] * 3] * 2
+        assert (_fill(c, 'a_weight', (2, 3)) == 1).all()
+    assert init.Constant(1).dumps() == '["constant", {"value": 1}]'
