@@ -185,3 +185,19 @@ def test_losses_match_mxnet(tmp_path, mxnet_ref):
     for key, value in ref.items():
         assert ours[key].shape == value.shape, key
         np.testing.assert_allclose(ours[key], value, rtol=1e-4, atol=1e-6, err_msg=key)
+
+
+
+def test_sdml_loss_matches_mxnet(mxnet_ref, tmp_path):
+    x1 = np.random.RandomState(0).randn(4, 3).astype(np.float32)
+    x2 = np.random.RandomState(1).randn(4, 3).astype(np.float32)
+    np.save(tmp_path / 'x1.npy', x1)
+    np.save(tmp_path / 'x2.npy', x2)
+    mxnet_ref(textwrap.dedent("""
+        import numpy as np, mxnet as mx
+        x1, x2 = (mx.nd.array(np.load(r'DIR/%s.npy' % n)) for n in ('x1', 'x2'))
+        loss = mx.gluon.loss.SDMLLoss(smoothing_parameter=0.2)(x1, x2)
+        np.save(r'DIR/ref.npy', loss.asnumpy())
+    """).replace('DIR', str(tmp_path)))
+    got = gloss.SDMLLoss(smoothing_parameter=0.2)(nd.array(x1), nd.array(x2))
+    np.testing.assert_allclose(got.asnumpy(), np.load(tmp_path / 'ref.npy'), rtol=1e-5)

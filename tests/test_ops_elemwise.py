@@ -442,3 +442,12 @@ def test_amp_casts(ctx):
     a, b = nd.amp_multicast(nd.ones(2, dtype='float16'), nd.ones(2), num_outputs=2,
                             cast_narrow=True)
     assert a.dtype == b.dtype == np.float16
+
+
+def test_operators_without_attributes_ignore_keyword_arguments():
+    """As MXNet's operators without a parameter struct (MXNet's own loss test passes axis= to
+    broadcast_maximum); an operator with attributes still names an unknown one."""
+    out = nd.broadcast_maximum(nd.array([0]), nd.array([[1], [-2]]), axis=1)
+    assert out.asnumpy().tolist() == [[1], [0]]
+    with pytest.raises(mx.MXNetError, match="unknown attribute 'axis'"):
+        nd.FullyConnected(nd.ones((1, 2)), nd.ones((3, 2)), nd.ones((3,)), num_hidden=3, axis=1)

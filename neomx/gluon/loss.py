@@ -18,7 +18,7 @@ __all__ = ['Loss', 'L2Loss', 'L1Loss', 'SigmoidBinaryCrossEntropyLoss', 'Sigmoid
            'SoftmaxCrossEntropyLoss', 'SoftmaxCELoss', 'KLDivLoss', 'CTCLoss', 'HuberLoss',
            'HingeLoss',
            'SquaredHingeLoss', 'LogisticLoss', 'TripletLoss', 'PoissonNLLLoss',
-           'CosineEmbeddingLoss']
+           'CosineEmbeddingLoss', 'SDMLLoss']
 
 
 def _apply_weighting(F, loss, weight=None, sample_weight=None):
@@ -321,3 +321,39 @@ class CosineEmbeddingLoss(Loss):
         y_norm = F.norm(y, axis=axis).reshape((-1, 1))
         x_dot_y = F.sum(x * y, axis=axis).reshape((-1, 1))
         return x_dot_y / F.maximum(x_norm * y_norm, 1e-12)
+
+
+class SDMLLoss(Loss):
+    """Smoothed Deep Metric Learning loss (Bonadiman et al., 2019) of two batches of vectors
+    ``x1`` and ``x2`` (batch_size, dim) whose rows pair up: x1[i] with x2[i], every other
+    row of the batch being a negative. Per row of x1: the KL divergence from a softmax over
+    the negative squared distances to all rows of x2 to labels that put
+    ``1 - smoothing_parameter`` on its pair and share the rest among the others.
+
+    >>> import neomx as mx
+    >>> x = mx.nd.array([[0., 1.], [1., 0.]])
+    >>> mx.gluon.loss.SDMLLoss()(x, x).shape
+    (2,)
+    """
+
+    def __init__(self, smoothing_parameter=0.3, weight=1., batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self.kl_loss = KLDivLoss(from_logits=True)
+        self.smoothing_parameter = smoothing_parameter
+
+    def _labels(self, F, batch_size):
+        gold = F.eye(batch_size)
+        return gold * (1 - self.smoothing_parameter) + \
+            (1 - gold) * self.smoothing_parameter / (batch_size - 1)
+
+    def hybrid_forward(self, F, x1, x2):
+        if x1.shape != x2.shape or len(x1.shape) != 2:
+            raise MXNetError("SDMLLoss: x1 and x2 must be batches of vectors of one shape "
+                             "(batch_size, dim), got %s and %s" % (x1.shape, x2.shape))
+        n, dim = x1.shape
+        diffs = x1.expand_dims(1).broadcast_to((n, n, dim)) - \
+            x2.expand_dims(0).broadcast_to((n, n, dim))
+        distances = (diffs ** 2).sum(axis=2)
+        log_probabilities = F.log_softmax(-distances, axis=1)
+        labels = self._labels(F, n).as_in_context(distances.context)
+        return self.kl_loss(log_probabilities, labels)

@@ -268,9 +268,13 @@ class Op:
     # -- attributes --
     def parse_attrs(self, kwargs):
         """Canonical attribute dict from user values or JSON strings; unknown names and missing
-        required attributes are errors naming the operator."""
+        required attributes are errors naming the operator. An operator without attributes
+        ignores the names it is given, as MXNet's operators without a parameter struct do
+        (``broadcast_maximum(a, b, axis=1)`` runs there)."""
         out = {}
         spec = self.attrs
+        if not spec:
+            return out
         for key in kwargs:
             if key not in spec:
                 raise MXNetError("%s: unknown attribute %r (expected %s)"
