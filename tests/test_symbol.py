@@ -64,7 +64,7 @@ def test_prefix_and_attr_scope():
         v = mx.sym.var('v')
         r = mx.sym.relu(v, attr={'mood': 'good'})
     assert v.attr('ctx_group') == 'dev1'
-    assert r.list_attr() == {'ctx_group': 'dev1', 'mood': 'good'}
+    assert r.list_attr() == {'__ctx_group__': 'dev1', 'ctx_group': 'dev1', 'mood': 'good'}
     with pytest.raises(MXNetError, match='must be a string'):
         mx.AttrScope(ctx_group=1)
 
@@ -171,7 +171,8 @@ def test_var_attributes_and_infer_type():
     v = mx.sym.var('x', shape=(2, 3), dtype='float16', lr_mult=2, init='zeros',
                    attr={'foo': 'bar'}, __extra__=5)
     assert v.list_attr() == {'foo': 'bar', '__shape__': '(2, 3)', '__lr_mult__': '2',
-                             '__dtype__': '2', '__init__': 'zeros', '__extra__': '5'}
+                             '__dtype__': '2', '__init__': 'zeros', '__extra__': '5',
+                             'lr_mult': '2'}
     with pytest.raises(ValueError, match='double underscores'):
         mx.sym.var('x', foo=1)
     arg, out, aux = (v * 2).infer_shape()
@@ -479,3 +480,95 @@ def test_scopes_and_default_context_are_per_thread():
         mx.Context.default_ctx = mx.cpu(0)
     mx.AttrScope.current = mx.AttrScope()
     assert seen == {'ctx': mx.cpu(10), 'attr': {'x': 'hello'}, 'name': 'op0'}
+
+
+def test_partial_shape_inference_as_mxnet():
+    x, y = mx.sym.var('x'), mx.sym.var('y')
+    assert mx.sym.dot(x, y).infer_shape_partial(x=(0, 3, 4), y=(4, 5))[1] == [(0, 3, 5)]
+    bd = mx.sym.batch_dot(x, y)
+    assert bd.infer_shape_partial(x=(0, 3, 4), y=(0, 4, 5))[1] == [(0, 3, 5)]
+    assert bd.infer_shape_partial(x=(0, 3, 4), y=(0, 0, 5))[1] == [()]
+    w = mx.sym.where(mx.sym.var('c'), x, y)
+    assert w.infer_shape_partial(c=(0, 2), x=(0, 2), y=(0, 2))[1] == [()]
+    with mx.np_shape(True):       # -1 for an unknown dimension, None for an unknown shape
+        assert bd.infer_shape_partial(x=(-1, 3, 4), y=(-1, 4, 5))[1] == [(-1, 3, 5)]
+        assert mx.sym.sin(x).infer_shape_partial() == ([None], [None], [])
+    assert mx.sym.sin(x).infer_shape_partial() == ([()], [()], [])
+    # Unknown dimensions are filled from both sides of an operator and backwards.
+    a, b = mx.sym.var('a', shape=(0, 10)), mx.sym.var('b', shape=(12, 0))
+    assert (a + b).infer_shape()[0] == [(12, 10), (12, 10)]
+    a = mx.sym.var('a', shape=(0, 10, 0, 0))
+    conv = mx.sym.Convolution(a, num_filter=21, kernel=(3, 3), pad=(1, 1))
+    assert (conv + mx.sym.var('c', shape=(5, 21, 32, 32))).infer_shape()[0][0] == (5, 10, 32, 32)
+    a = mx.sym.var('a', shape=(0, 10))
+    part = mx.sym.SliceChannel(a, num_outputs=10, axis=1, squeeze_axis=True)[1]
+    assert (part + mx.sym.var('c', shape=(5,))).infer_shape()[0][0] == (5, 10)
+    cat = mx.sym.Concat(mx.sym.var('a', shape=(0, 10)), mx.sym.var('b', shape=(0, 5)), dim=1)
+    assert (mx.sym.var('d', shape=(2, 0)) + cat).infer_shape()[0] == [(2, 15), (2, 10), (2, 5)]
+    d = mx.sym.cast(mx.sym.var('data', shape=(1, 0, 0, 0)), dtype='float16')
+    wt = mx.sym.cast(mx.sym.var('weight'), dtype='float16')
+    net = mx.sym.Convolution(d, wt, num_filter=64, kernel=(7, 7), no_bias=True)
+    assert net.infer_shape_partial()[0][1] == (64, 0, 7, 7)
+    w, shift = mx.sym.var('weight'), mx.sym.var('shift', shape=(1,))
+    tied = mx.sym._internal._identity_with_attr_like_rhs(mx.sym.broadcast_add(w, shift), w)
+    fc = mx.sym.FullyConnected(mx.sym.var('data'), tied, num_hidden=11, no_bias=True)
+    assert fc.infer_shape(data=(7, 100))[0][1] == (11, 100)
+    v = mx.sym.var('V')
+    with pytest.raises(MXNetError, match='inconsistent'):      # every operator is checked
+        (mx.sym.transpose(v) + (mx.sym.var('x') + v)).infer_shape(x=(2, 3))
+
+
+def test_hidden_attributes_and_children():
+    with mx.AttrScope(group='4'):
+        data = mx.sym.var('data', attr={'group': '1', 'force_mirroring': 'True'}, lr_mult=1)
+    assert data.attr('lr_mult') == data.attr('__lr_mult__') == '1'
+    assert data.attr('force_mirroring') == data.attr('__force_mirroring__') == 'True'
+    assert data.attr('group') == '1'
+    conv = mx.sym.Convolution(data, name='conv', kernel=(1, 1), num_filter=1,
+                              attr={'__mood__': 'so so', 'wd_mult': 'x'}, lr_mult=1)
+    attrs = conv.list_attr()
+    assert attrs['wd_mult'] == attrs['__wd_mult__'] == 'x' and attrs['lr_mult'] == '1'
+    assert conv.attr_dict()['conv_weight']['__mood__'] == 'so so'
+    assert '"wd_mult"' not in conv.tojson()             # the files keep the hidden form
+    sliced = mx.sym.SliceChannel(data, num_outputs=3, name='slice')
+    assert sliced.get_children().list_outputs() == ['data']
+    atomic = mx.sym.FullyConnected(data, num_hidden=3)._gen_atomic_symbol()
+    assert atomic.list_arguments() == [] and atomic.list_outputs() == ['output']
+    with mx.np_shape(True):
+        assert json.loads(data.tojson())['attrs']['is_np_shape'] == ['int', 1]
+    assert 'is_np_shape' not in json.loads(data.tojson())['attrs']
+
+
+def test_executor_gradient_planning():
+    data = mx.sym.var('data')
+    for _ in range(3):
+        data = data * data
+    shapes = dict(data=(64, 64, 64))
+
+    def allocated(sym, **kw):
+        text = sym.simple_bind(mx.cpu(), **shapes, **kw).debug_str()
+        return int(text.split('Total ')[1].split(' MB')[0])
+    big = allocated(data)
+    assert big > allocated(mx.sym.stop_gradient(data)) == allocated(data, grad_req='null')
+    x, idx = mx.sym.var('x'), mx.sym.var('idx')
+    taken = mx.sym.batch_take(x, idx)
+    ex = mx.sym.stop_gradient(taken).simple_bind(mx.cpu(), x=(4, 4), idx=(4,),
+                                                 type_dict={'idx': np.int32})
+    ex.forward()
+    ex.backward()
+    assert ex.grad_dict['x'].asnumpy().sum() == 0
+    with pytest.raises(MXNetError, match='batch_take is non-differentiable'):
+        taken.simple_bind(mx.cpu(), x=(4, 4), idx=(4,), type_dict={'idx': np.int32})
+
+
+def test_optimized_symbol_and_common_expressions(monkeypatch):
+    a, b = mx.sym.var('a'), mx.sym.var('b')
+
+    def internals(sym, cse):
+        monkeypatch.setenv('MXNET_ELIMINATE_COMMON_EXPR', '1' if cse else '0')
+        ex = sym.simple_bind(mx.cpu(), **{nm: (2, 2) for nm in sym.list_inputs()})
+        return len(ex.get_optimized_symbol().get_internals())
+    cases = [((a + 1) + (a + 2), 0), ((a + b) + (a + b), 1), (mx.sym.Group([a * b, a * b]), 0),
+             (mx.sym.Group([a * b + 1, a * b + 1]), 1)]     # a copy keeps the outputs apart
+    for sym, saved in cases:
+        assert internals(sym, False) - internals(sym, True) == saved

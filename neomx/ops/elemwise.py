@@ -9,7 +9,7 @@ import math
 import torch
 
 from ..base import dtype_torch
-from .registry import Bool, DType, Float, Int, ShapeError, register
+from .registry import Bool, DType, Float, Int, ShapeError, get, register
 
 # -- shape rules --------------------------------------------------------------------------
 
@@ -319,6 +319,26 @@ register('_copy', inputs=('data',), infer=same_as_input, infer_attrs=(),
          aliases=('identity',))(_copy)
 
 
+def _identity_with_attr_like_rhs(lhs, rhs):
+    """``lhs``, whose shape is declared equal to ``rhs``'s: shape inference carries either
+    one's shape to the other (MXNet's constraint for a parameter computed from another);
+    only ``lhs`` gets a gradient."""
+    return lhs.clone()
+
+
+def _same_as_rhs(attrs, shapes, out_shapes=None):
+    lhs, rhs = shapes
+    if out_shapes is not None and out_shapes[0]:
+        lhs = lhs or out_shapes[0]
+    known = lhs if lhs and all(lhs) else rhs
+    return [lhs or known, rhs or known]
+
+
+register('_identity_with_attr_like_rhs', inputs=('lhs', 'rhs'), infer=same_as_input,
+         infer_attrs=(), fill=_same_as_rhs, back=_same_as_rhs,
+         hidden=True)(_identity_with_attr_like_rhs)
+
+
 def _detach(data):
     return data.detach()
 
@@ -333,6 +353,7 @@ def _block_grad(data):
 
 register('BlockGrad', inputs=('data',), infer=same_as_input, infer_attrs=(), view=True,
          aliases=('stop_gradient',))(_block_grad)
+get('BlockGrad').stops_gradient = True
 
 
 def _zeros_like(data):

@@ -9,7 +9,7 @@ import torch
 
 from ..base import dtype_torch
 from .layout import dense
-from .registry import Bool, DType, Enum, Float, Int, IntOrNone, ShapeError, Shape, register
+from .registry import Bool, DType, Enum, Float, Int, IntOrNone, ShapeError, Shape, get, register
 
 _MODE = Enum('clip', 'wrap', 'raise', default='clip')
 
@@ -62,6 +62,7 @@ def _batch_take(a, indices):
 
 
 register('batch_take', inputs=('a', 'indices'))(_batch_take)
+get('batch_take').differentiable = False     # MXNet registers no gradient for it
 
 
 def _pick(data, index, axis, keepdims, mode):

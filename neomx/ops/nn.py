@@ -322,8 +322,27 @@ def _conv_infer(attrs, shapes, dtypes):
     return (_channels_back(attrs, out),), (dtypes[0],)
 
 
+def _conv_back(attrs, shapes, out_shapes):
+    """The data's unknown dimensions from the output's (spatial sizes as MXNet infers them
+    backwards) and the channels from the weight."""
+    data, out = shapes[0], out_shapes[0]
+    kernel = tuple(attrs['kernel'])
+    if (not data or not out or len(data) != len(kernel) + 2 or len(out) != len(data)
+            or _channels_last(attrs['layout'])):
+        return shapes
+    stride, dilate, pad = _spatial(attrs, len(kernel))
+    spatial = tuple(x or (((o - 1) * st - 2 * p + dl * (k - 1) + 1) if o else 0)
+                    for x, o, k, st, dl, p in zip(data[2:], out[2:], kernel, stride, dilate, pad))
+    c = data[1]
+    weight = shapes[1] if len(shapes) > 1 else None
+    if not c and weight and len(weight) == len(data) and weight[1]:
+        c = weight[1] * attrs['num_group']
+    return [(data[0] or out[0], c) + spatial] + list(shapes[1:])
+
+
 register('Convolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_inputs=_no_bias,
-         cost=_conv_cost, fill=_conv_fill, infer=_conv_infer, attrs=_CONV_ATTRS)(_convolution)
+         cost=_conv_cost, fill=_conv_fill, infer=_conv_infer, back=_conv_back,
+         attrs=_CONV_ATTRS)(_convolution)
 
 
 def _deconv_pad(attrs, in_spatial):

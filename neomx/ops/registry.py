@@ -213,6 +213,11 @@ class Op:
     # ``bind_inputs(args, kwargs, array_type) -> (inputs, attribute kwargs)``: how a call's
     # arguments become inputs, for an entry whose inputs the attributes name (Custom).
     bind_inputs = None
+    # MXNet's gradient facts, for executors deciding what to differentiate: an operator whose
+    # gradient is zero by definition (BlockGrad), and one MXNet gives no gradient at all (a
+    # graph that needs its gradient cannot be bound for training).
+    stops_gradient = False
+    differentiable = True
 
     def __init__(self, name, kernel, inputs=('data',), attrs=None, aliases=(), num_outputs=1,
                  output_names=None, infer=None, infer_attrs=None, fill=None, mutate=(),

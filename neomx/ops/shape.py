@@ -283,7 +283,12 @@ def _concat_rule(attrs, shapes, dtypes):
 def concat_back(attrs, in_shapes, out_shapes):
     """One input of unknown size along ``dim`` from the output and the other inputs."""
     out = out_shapes[0]
+    if not out:
+        return in_shapes
     axis = attrs['dim'] % len(out)
+    # The other axes are the output's (MXNet fills them in every input).
+    in_shapes = [tuple(d or (o if i != axis else 0) for i, (d, o) in enumerate(zip(s, out)))
+                 if s and len(s) == len(out) else s for s in in_shapes]
     unknown = [i for i, s in enumerate(in_shapes) if s is None or len(s) != len(out) or
                not all(s)]
     if len(unknown) != 1:
@@ -330,7 +335,26 @@ def _split(data, num_outputs, axis, squeeze_axis):
     return parts[0] if num_outputs == 1 else tuple(parts)     # one output: one tensor
 
 
-register('SliceChannel', aliases=('split',), view=True, fluent=True,
+def _split_back(attrs, in_shapes, out_shapes):
+    """The data's unknown dimensions from any output's: the split axis is num_outputs times
+    the output's (or num_outputs, where it was squeezed away)."""
+    data = in_shapes[0]
+    outs = [o for o in out_shapes if o]
+    out = max(outs, key=lambda o: sum(1 for d in o if d)) if outs else None    # most known
+    if not data or out is None:
+        return in_shapes
+    n = attrs['num_outputs']
+    axis = attrs['axis'] % len(data)
+    if attrs['squeeze_axis']:
+        whole = tuple(out[:axis]) + (n,) + tuple(out[axis:])
+    else:
+        whole = tuple(o * n if i == axis else o for i, o in enumerate(out))
+    if len(whole) != len(data):
+        return in_shapes
+    return [tuple(d or w for d, w in zip(data, whole))]
+
+
+register('SliceChannel', aliases=('split',), view=True, fluent=True, back=_split_back,
          num_outputs=lambda attrs: attrs['num_outputs'],
          attrs={'num_outputs': Int(), 'axis': Int(1), 'squeeze_axis': Bool(False)})(_split)
 

@@ -121,7 +121,7 @@ def _work(graph, inferred):
 
 
 def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='forward',
-                    title=None, backend=None, static=False):
+                    title=None, backend=None, static=False, cse=True):
     """Compiles ``graph`` for inputs ``input_names`` of ``shapes`` and ``dtypes`` (lists, in
     that order) on ``ctx``; ``is_train`` is baked into train-dependent operators."""
     known_shapes = dict(zip(input_names, shapes))
@@ -134,7 +134,7 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
                              % (name, node.output_names()[k],
                                 ', '.join('%s=%s' % kv for kv in known_shapes.items())))
     graph = passes.settle_creation_shapes(graph, inferred)
-    g = passes.optimize(graph, ctx.torch_device, is_train)
+    g = passes.optimize(graph, ctx.torch_device, is_train, cse)
     inferred = passes.infer(g, known_shapes, known_dtypes)
     code = generate(g, input_names, name=name, is_train=is_train, inferred=inferred,
                     title=title)

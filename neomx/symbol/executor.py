@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .. import engine as _engine
-from ..base import MXNetError, dtype_name, mode
+from ..base import MXNetError, dtype_name, env_int, mode
 from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, user_line
 from ..ops.layout import dense
 from . import passes
@@ -78,6 +78,11 @@ class Executor:
         for r in self._grad_req:
             if r not in ('write', 'add', 'null'):
                 raise MXNetError("grad_req must be 'write', 'add' or 'null', got %r" % (r,))
+        # Arguments a gradient reaches (through no BlockGrad); a forward pass records only
+        # when there are some, as MXNet plans no backward pass otherwise.
+        self._reached = _gradient_reach(self._graph, {
+            nm for nm, r in zip(self._arg_names, self._grad_req) if r != 'null'})
+        self._cse = (env_int('MXNET_ELIMINATE_COMMON_EXPR', default=1) or 0) != 0
         self._programs = {}
         self._saved = None
         self._monitor = None
@@ -133,8 +138,16 @@ class Executor:
             prog = self._programs[key] = compile_program(
                 self._graph, self._input_names, [a._shape for a in inputs],
                 [a._dtype for a in inputs], self._ctx, is_train,
-                name=self._symbol.name or 'executor')
+                name=self._symbol.name or 'executor', cse=self._cse)
         return prog
+
+    def get_optimized_symbol(self):
+        """The graph this executor runs, after its passes (dead code and common
+        subexpressions eliminated, constants folded), as a Symbol."""
+        g = passes.optimize(self._graph, self._ctx.torch_device, False, self._cse)
+        g = passes.copy_repeated_heads(g)
+        from .symbol import Symbol      # symbol.py binds executors: imported when used
+        return Symbol(g.heads)
 
     # -- running --
     def forward(self, is_train=False, **kwargs):
@@ -155,7 +168,7 @@ class Executor:
             self.outputs = self._forward_monitored(inputs, bool(is_train), where)
             return self.outputs
         prog = self._program(inputs, bool(is_train))
-        if any(r != 'null' for r in self._grad_req):
+        if self._reached:
             # As in MXNet, backward may follow a forward pass with is_train=False too (which
             # only puts Dropout, BatchNorm and the like in their inference behaviour).
             outs = self._forward_recorded(prog, inputs, where)
@@ -202,8 +215,7 @@ class Executor:
         the operation. ``fn``/``out_specs`` replace the compiled program's (monitoring)."""
         out_specs = prog.out_specs if out_specs is None else out_specs
         outs = [_make(Storage(), s, d, self._ctx) for s, d in out_specs]
-        wants = set(self._arg_names[i] for i, r in enumerate(self._grad_req)
-                    if r != 'null') if record else set()
+        wants = self._reached if record else set()
         diff = [nm in wants for nm in self._input_names]
         moved = [x._ctx != self._ctx for x in inputs]
         in_vars = [x._var for x in inputs]
@@ -313,7 +325,10 @@ class Executor:
             outputs = self._forward_recorded(self._program(inputs, bool(is_train)), inputs,
                                              user_line())
             saved = self._saved
-        if saved is _NOTHING:   # the training pass had nothing to differentiate
+        if saved is _NOTHING:   # nothing differentiable: 'write' gradients are zeros
+            for g, r in zip(self.grad_arrays, self._grad_req):
+                if r == 'write':
+                    g[:] = 0
             return
         if out_grads is None:
             out_grads = [None] * len(outputs)
@@ -414,13 +429,61 @@ class Executor:
         return ex
 
     def debug_str(self):
-        """The symbol's listing followed by the memory the executor's arrays take, as MXNet
-        ends it (``Total <n> MB allocated``)."""
-        arrays = [a for a in self.arg_arrays + self.grad_arrays + self.aux_arrays + self.outputs
-                  if a is not None]
-        total = sum(a.size * np.dtype(a.dtype).itemsize for a in arrays)
+        """The symbol's listing followed by the memory the executor allocates, as MXNet ends it
+        (``Total <n> MB allocated``): its outputs and, when a forward pass keeps a graph for
+        backward, the outputs of the operators on the way to the arguments differentiated
+        (what the backward pass may need; the arguments and gradients are the caller's)."""
+        total = sum(a.size * np.dtype(a.dtype).itemsize for a in self.outputs)
+        if self._reached:
+            shapes = {nm: a.shape for nm, a in zip(self._input_names, self._inputs())}
+            types = {nm: a.dtype for nm, a in zip(self._input_names, self._inputs())}
+            inferred = passes.infer(self._graph, shapes, types)
+            for node in _on_gradient_path(self._graph, self._reached):
+                for s, d in zip(inferred.shapes[node], inferred.dtypes[node]):
+                    if s is not None:
+                        total += int(np.prod(s)) * np.dtype(d or 'float32').itemsize
         return (self._symbol.debug_str() + 'Total %d MB allocated\n' % (total >> 20) +
                 'Total 0 TempSpace resource requested\n')
+
+
+def _on_gradient_path(graph, reached):
+    """The operator nodes between the heads and the arguments ``reached``."""
+    leads = {}
+    for node in graph.nodes:
+        if node.op is None:
+            leads[id(node)] = node.name in reached
+        else:
+            leads[id(node)] = not node.op.stops_gradient and any(
+                leads[id(src)] for src, _ in node.inputs)
+    return [n for n in graph.nodes if n.op is not None and leads[id(n)]]
+
+
+def _gradient_reach(graph, wanted):
+    """The names of the arguments in ``wanted`` that a gradient from the heads reaches;
+    raises, as MXNet's gradient pass, when it would have to pass an operator without one."""
+    if not wanted:
+        return set()
+    leads = {}          # id(node) -> whether its output depends on a wanted argument
+    for node in graph.nodes:
+        if node.op is None:
+            leads[id(node)] = node.name in wanted
+        else:
+            leads[id(node)] = not node.op.stops_gradient and any(
+                leads[id(src)] for src, _ in node.inputs)
+    gets = {id(n) for n, _ in graph.heads}
+    reached = set()
+    for node in reversed(graph.nodes):
+        if id(node) not in gets or not leads[id(node)]:
+            continue
+        if node.op is None:
+            reached.add(node.name)
+            continue
+        if not node.op.differentiable:
+            raise MXNetError("Operator %s is non-differentiable because it didn't register "
+                             "FGradient attribute." % node.op.name)
+        for src, _ in node.inputs:
+            gets.add(id(src))
+    return reached
 
 
 def _output_arrays(symbol, ctx, shapes, type_dict=None):

@@ -41,6 +41,8 @@ class Node:
         """MXNet's output names: the variable's own name, else ``<node>_output`` and so on."""
         if self.op is None:
             return [self.name]
+        if not self.name:       # an atomic symbol (_gen_atomic_symbol)
+            return list(self.op.output_names(self.attrs))
         return ['%s_%s' % (self.name, o) for o in self.op.output_names(self.attrs)]
 
     def input_names(self):

@@ -19,6 +19,7 @@ import json
 from .. import atomic
 from ..base import MXNetError
 from ..ops import registry
+from ..util import is_np_shape
 from .graph import Graph, Node
 
 __all__ = ['dumps', 'loads', 'save', 'MXNET_VERSION']
@@ -57,6 +58,8 @@ def dumps(heads):
            'node_row_ptr': row_ptr,
            'heads': [[index[id(n)], k, 0] for n, k in heads],
            'attrs': {'mxnet_version': ['int', MXNET_VERSION]}}
+    if is_np_shape():       # as MXNet marks graphs written under NumPy shape semantics
+        doc['attrs'] = {'is_np_shape': ['int', 1], 'mxnet_version': ['int', MXNET_VERSION]}
     return _format(doc)
 
 

@@ -74,12 +74,13 @@ class Inferred:
     """Per node: ``shapes[node]`` and ``dtypes[node]``, lists with one entry per output (None
     where unknown; shapes may have 0 for an unknown dimension); ``counts[node]``, the number of
     tensors the kernel returns when it is more than the node's outputs (hidden outputs)."""
-    __slots__ = ('shapes', 'dtypes', 'counts')
+    __slots__ = ('shapes', 'dtypes', 'counts', 'revisit')
 
     def __init__(self):
         self.shapes = {}
         self.dtypes = {}
         self.counts = {}
+        self.revisit = False    # an operator's output shape was learned from its consumer
 
     def shape(self, entry):
         return self.shapes[entry[0]][entry[1]]
@@ -92,7 +93,7 @@ class Inferred:
 # known one's shape (MXNet infers backwards through them).
 def _same_shape_binary(op):
     name = op.name
-    return (op.inputs == ('lhs', 'rhs') and not name.startswith('broadcast_')
+    return (op.inputs == ('lhs', 'rhs') and not name.startswith(('broadcast_', '_npi_'))
             and 'dot' not in name and 'like' not in name)
 
 
@@ -111,6 +112,11 @@ def infer(graph, shapes=None, dtypes=None):
     for _ in range(4):
         if not _needs_backward(graph, S) or not _infer_backward(graph, S):
             break
+        _infer_forward(graph, res, None, None)
+    if res.revisit:
+        # An output shape a consumer gave is checked against what its operator makes of its
+        # inputs, as MXNet infers every operator (V + x where transpose(V) meets x).
+        res.revisit = False
         _infer_forward(graph, res, None, None)
     return res
 
@@ -135,7 +141,7 @@ def _infer_forward(graph, res, shapes, dtypes):
             S[node] = [None if s is None else tuple(s)]
             D[node] = [None if d is None else dtype_name(d)]
             continue
-        _infer_node(node, S, D, res.counts)
+        _infer_node(node, S, D, res)
 
 
 def _needs_backward(graph, S):
@@ -159,7 +165,8 @@ def _infer_backward(graph, S):
                     S[node][k] = _either(node.name, s, w)
                     changed = True
         same = len(node.inputs) == 2 and _same_shape_binary(op)
-        if op.fill is None and op.back is None and not same:
+        unary = len(node.inputs) == 1 and node.num_outputs() == 1
+        if op.fill is None and op.back is None and not same and not unary:
             continue
         in_s = [S[src][k] if src.op is None else _either(node.name, S[src][k],
                                                          want.get((id(src), k)))
@@ -173,10 +180,12 @@ def _infer_backward(graph, S):
         if op.fill is not None:
             full = list(op.fill(node.attrs, full))
         outs = S[node]
-        if all(known(o) for o in outs):
+        if any(o is not None and len(o) for o in outs):
             if op.back is not None:
                 full = list(op.back(node.attrs, full, outs))
             elif same:      # the inputs of a same-shape binary operator have its output's shape
+                full = [_either(node.name, f, outs[0]) for f in full]
+            elif unary and outs[0] and _keeps_shape(node, outs[0]):
                 full = [_either(node.name, f, outs[0]) for f in full]
         for (src, k), pos in zip(node.inputs, slots):
             f = full[pos]
@@ -192,6 +201,20 @@ def _infer_backward(graph, S):
     return changed
 
 
+def _keeps_shape(node, shape):
+    """Whether one-input ``node`` gives its input's shape back for inputs of ``shape``'s rank
+    (Cast, relu, ...): then its input has its output's shape."""
+    probes = [tuple(d or 7 for d in shape), tuple((d or 7) + 4 for d in shape)]
+    for p in probes:
+        try:
+            (o,), _ = node.op.infer(node.attrs, (p,), ('float32',))
+        except (MXNetError, RuntimeError, ValueError, TypeError, IndexError):
+            return False
+        if tuple(o) != p:
+            return False
+    return True
+
+
 def _either(node_name, a, b):
     """``_merge`` where either side may be None."""
     if a is None:
@@ -201,7 +224,7 @@ def _either(node_name, a, b):
     return _merge(node_name, a, b)
 
 
-def _infer_node(node, S, D, counts):
+def _infer_node(node, S, D, res):
     op = node.op
     ins = node.inputs
     in_s = [S[src][k] for src, k in ins]
@@ -235,8 +258,13 @@ def _infer_node(node, S, D, counts):
         elif known(b) and not known(a):
             in_s[0] = _merge(node.name, a, b)
     for (src, k), s in zip(ins, in_s):
-        if src.op is None and s is not None:
+        if s is None:
+            continue
+        if src.op is None:
             S[src][k] = s
+        elif S[src][k] != s:
+            S[src][k] = _either(node.name, S[src][k], s)
+            res.revisit = True
     nout = node.num_outputs()
     if 'dtype' in node.attrs and node.attrs['dtype'] is not None:
         dflt = dtype_name(node.attrs['dtype'])
@@ -266,7 +294,7 @@ def _infer_node(node, S, D, counts):
         if src.op is not None:
             S[src][k] = _either(node.name, S[src][k], s)
     if len(out_s) > nout:
-        counts[node] = len(out_s)
+        res.counts[node] = len(out_s)
     out_s = [tuple(s) for s in out_s][:nout] + [None] * (nout - len(out_s))
     S[node] = out_s if prev is None else [_either(node.name, p, s)
                                           for p, s in zip(prev, out_s)]
@@ -279,7 +307,8 @@ def _probe(node, in_s, in_d):
     dimensions, as MXNet's partial inference gives them: the rule is run with the unknown
     dimensions set to two different sizes, and the output dimensions that differ are unknown
     (0). None when that cannot be said."""
-    if not in_s or any(s is None or len(s) == 0 for s in in_s):
+    if (not in_s or any(s is None or len(s) == 0 for s in in_s)
+            or node.op.name in _NEEDS_KNOWN_INPUTS):
         return None
     n, slots = input_slots(node)
     runs = []
@@ -290,7 +319,7 @@ def _probe(node, in_s, in_d):
             full_d[pos] = d or 'float32'
         try:
             out_s, _ = node.op.infer(node.attrs, tuple(full_s), tuple(full_d))
-        except (MXNetError, ValueError, TypeError, IndexError, ZeroDivisionError):
+        except (MXNetError, RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError):
             return None
         runs.append(out_s)
     nout = node.num_outputs()
@@ -310,6 +339,8 @@ def _probe(node, in_s, in_d):
 
 
 _SLICES = ('slice', 'slice_axis')
+# Operators whose output MXNet leaves unknown until every input shape is known.
+_NEEDS_KNOWN_INPUTS = ('where',)
 
 
 def settle_creation_shapes(graph, inferred):
@@ -427,9 +458,26 @@ def fold_constants(graph, device=None, is_train=False):
     return eliminate_dead_code(Graph(nodes, heads))
 
 
-def optimize(graph, device=None, is_train=False):
-    """The passes run on a hybridized graph, in order."""
+def optimize(graph, device=None, is_train=False, cse=True):
+    """The passes run on a hybridized graph, in order (common subexpressions merged unless
+    ``cse`` is false: MXNet's MXNET_ELIMINATE_COMMON_EXPR=0)."""
     graph = eliminate_dead_code(graph)
     graph = fold_constants(graph, device, is_train)
-    return eliminate_common_subexpressions(graph)
+    return eliminate_common_subexpressions(graph) if cse else graph
+
+
+def copy_repeated_heads(graph):
+    """The graph with each head after the first that repeats an output replaced by a
+    ``_copy`` of it, as MXNet keeps every output of a graph a distinct array."""
+    from ..ops import registry
+    seen, heads, nodes = set(), [], list(graph.nodes)
+    for node, k in graph.heads:
+        if (id(node), k) in seen:
+            copy = Node(registry.get('_copy'), '%s_%d_copy' % (node.name, k), {}, [(node, k)])
+            nodes.append(copy)
+            heads.append((copy, 0))
+        else:
+            seen.add((id(node), k))
+            heads.append((node, k))
+    return Graph(nodes, heads)
 

@@ -23,6 +23,7 @@ from ..base import MXNetError, NotImplementedForSymbol, dtype_flag, dtype_name, 
 from ..ndarray.fluent import FLUENT
 from ..ndarray.gen import bind_args
 from ..ops import registry
+from ..util import is_np_shape
 from . import attribute as _attribute
 from . import name as _name
 from .graph import Graph, Node
@@ -109,10 +110,15 @@ class Symbol:
 
     # -- attributes --
     def attr(self, key):
-        """The string attribute ``key`` of this symbol's node, or None."""
+        """The string attribute ``key`` of this symbol's node, or None (``lr_mult`` and the
+        other hidden keys are found as ``__lr_mult__`` too)."""
         if len(self._outputs) != 1:
             return None
-        return _node_attrs(self._outputs[0][0]).get(key)
+        attrs = _node_attrs(self._outputs[0][0])
+        value = attrs.get(key)
+        if value is None and key in _HIDDEN_KEYS:
+            value = attrs.get('__%s__' % key)
+        return value
 
     def list_attr(self, recursive=False):
         """The attributes of this symbol's node, as strings."""
@@ -121,7 +127,7 @@ class Symbol:
                                      "Please use attr_dict instead.")
         if len(self._outputs) != 1:
             return {}
-        return _node_attrs(self._outputs[0][0])
+        return _with_unhidden(_node_attrs(self._outputs[0][0]))
 
     def attr_dict(self):
         """{node name: {key: value}} for every node with attributes."""
@@ -129,7 +135,7 @@ class Symbol:
         for node in Graph.of(self).nodes:
             a = _node_attrs(node)
             if a:
-                out[node.name] = a
+                out[node.name] = _with_unhidden(a)
         return out
 
     def _set_attr(self, **kwargs):
@@ -146,9 +152,25 @@ class Symbol:
         return Symbol([(n, i) for n in Graph.of(self).nodes for i in range(n.num_outputs())])
 
     def get_children(self):
-        """A group of the inputs of this symbol's node(s); None for a variable."""
-        entries = [e for node, _ in self._outputs for e in node.inputs]
+        """A group of the inputs of this symbol's node(s) (each node once); None for a
+        variable."""
+        nodes = []
+        for node, _ in self._outputs:
+            if all(node is not n for n in nodes):
+                nodes.append(node)
+        entries = [e for node in nodes for e in node.inputs]
         return Symbol(entries) if entries else None
+
+    def _gen_atomic_symbol(self):
+        """This symbol's operator with its attributes and no inputs (MXNet's atomic symbol,
+        from which a graph pass builds new nodes)."""
+        node = self._outputs[0][0]
+        if any(n is not node for n, _ in self._outputs):
+            raise MXNetError("_gen_atomic_symbol: the symbol is a group of several nodes")
+        if node.op is None:
+            raise MXNetError("_gen_atomic_symbol: %s is a variable, not an operator" % node.name)
+        atomic = Node(node.op, '', dict(node.attrs), [], dict(node.extra))
+        return Symbol([(atomic, i) for i in range(atomic.num_outputs())])
 
     def list_outputs(self):
         return [node.output_names()[i] for node, i in self._outputs]
@@ -187,13 +209,20 @@ class Symbol:
                 if not isinstance(v, tuple):
                     raise TypeError("Arguments need to be shapes (tuple), but '%s' is %s."
                                     % (k, type(v)))
+            np_shape = is_np_shape()
+            if np_shape:    # NumPy shape semantics: -1 is an unknown dimension (0 inside)
+                given = {k: tuple(0 if d == -1 else d for d in v) for k, v in given.items()}
             res = infer(g, shapes=given)
         else:
             res = infer(g, dtypes={k: dtype_name(v) for k, v in given.items()})
         table = res.shapes if what == 'shape' else res.dtypes
-        return ([table[n][0] for n in g.arguments()],
-                [table[n][i] for n, i in self._outputs],
-                [table[n][0] for n in g.auxiliary()], g)
+        arg, out, aux = ([table[n][0] for n in g.arguments()],
+                         [table[n][i] for n, i in self._outputs],
+                         [table[n][0] for n in g.auxiliary()])
+        if what == 'shape' and np_shape:
+            arg, out, aux = ([None if s is None else tuple(-1 if d == 0 else d for d in s)
+                              for s in lst] for lst in (arg, out, aux))
+        return arg, out, aux, g
 
     def infer_shape(self, *args, **kwargs):
         """(argument shapes, output shapes, auxiliary shapes) from the shapes of some
@@ -217,16 +246,10 @@ class Symbol:
     def infer_shape_partial(self, *args, **kwargs):
         """As ``infer_shape`` but returns what it could infer: ``()`` for an unknown shape
         and 0 for an unknown dimension."""
-        from ..util import is_np_shape
-        if is_np_shape():     # -1 is the unknown dimension there, 0 an empty one
-            args = tuple(None if s is None else tuple(max(d, 0) for d in s) for s in args)
-            kwargs = {k: tuple(max(d, 0) for d in s) for k, s in kwargs.items()}
-            unknown = -1
-        else:
-            unknown = 0
         arg, out, aux, _ = self._infer(args, kwargs, 'shape')
-        fix = lambda lst: [() if s is None else tuple(d if d > 0 else unknown for d in s)  # noqa: E731
-                           for s in lst]
+        if is_np_shape():       # an unknown shape is None under NumPy shape semantics
+            return arg, out, aux
+        fix = lambda lst: [() if s is None else s for s in lst]  # noqa: E731
         return fix(arg), fix(out), fix(aux)
 
     def infer_type(self, *args, **kwargs):
@@ -472,6 +495,24 @@ class Symbol:
         return _Symbol(self._outputs)
 
 
+def _with_unhidden(attrs):
+    """``attrs`` with each hidden ``__lr_mult__``-style key also under its plain name, as
+    MXNet lists them."""
+    for k in _HIDDEN_KEYS:
+        hidden = '__%s__' % k
+        if hidden in attrs and k not in attrs:
+            attrs[k] = attrs[hidden]
+    return attrs
+
+
+def _hide(attrs):
+    """``attrs`` with the hidden keys (``lr_mult``, ...) stored as ``__lr_mult__``."""
+    for k in _HIDDEN_KEYS:
+        if k in attrs:
+            attrs['__%s__' % k] = attrs.pop(k)
+    return attrs
+
+
 def _node_attrs(node):
     """A node's attributes as MXNet's strings (operator attributes, then the others)."""
     out = {} if node.op is None else node.op.format_attrs(node.attrs)
@@ -525,7 +566,7 @@ def _create(op, hint, args, kwargs, name, attr):
     inputs, attr_kw = bind_args(op, list(args), kwargs, Symbol)
     attrs = op.parse_attrs(attr_kw)
     name = _name.current().get(name, hint)
-    extra.update(_attribute.current().get(attr))
+    extra.update(_hide(_attribute.current().get(attr)))
     present = op.input_names(attrs, len(inputs))
     if op.variadic:
         entries = [_entry(s, op, nm) for s, nm in zip(inputs, present)]
@@ -606,7 +647,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     """
     if not isinstance(name, str):
         raise TypeError('Expect a string for variable `name`')
-    extra = _attribute.current().get(attr)
+    extra = _hide(_attribute.current().get(attr))
     if shape is not None:
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         extra['__shape__'] = str(shape)
