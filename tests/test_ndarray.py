@@ -418,3 +418,17 @@ def test_broadcast_like_axes():
     assert nd.broadcast_like(nd.ones((1, 3)), nd.ones((4, 3))).shape == (4, 3)
     with pytest.raises(mx.MXNetError, match='non-empty'):
         nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=())
+
+
+def test_advanced_keys_with_negative_steps_and_long_values():
+    a = np.arange(2 * 3 * 4, dtype=np.int32).reshape(2, 3, 4)
+    x = nd.array(a, dtype='int32')
+    key = (1, [2], slice(None, None, -1))
+    np.testing.assert_array_equal(x[key].asnumpy(), a[key])
+    value = np.array([7, 8, 9, 10], dtype=np.int32)
+    x[key] = nd.array(value, dtype='int32')
+    a[key] = value
+    np.testing.assert_array_equal(x.asnumpy(), a)
+    y = nd.zeros((3, 4))
+    y[1:3] = nd.array(np.ones((1, 1, 1, 4)))     # leading 1s of the value are dropped
+    assert y.asnumpy().sum() == 8

@@ -176,8 +176,32 @@ def _getitem_kernel(data, key):
     return out.reshape(1) if out.dim() == 0 else out
 
 
+def _flip_negative_steps(data, key):
+    """(data flipped along the axes that ``key`` slices with a negative step, ``key`` with
+    those slices made ascending): torch has no negative steps."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if not any(isinstance(k, slice) and k.step is not None and k.step < 0 for k in key):
+        return data, key
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    out, axis, flips = [], 0, []
+    for k in key:
+        if k is Ellipsis:
+            axis += max(data.dim() - consumed, 0)
+        elif k is not None:
+            if isinstance(k, slice) and k.step is not None and k.step < 0:
+                n = data.shape[axis]
+                r = range(n)[k]
+                k = slice(n - 1 - r[0], n - r[-1], -k.step) if len(r) else slice(0, 0)
+                flips.append(axis)
+            axis += 1
+        out.append(k)
+    return torch.flip(data, flips), tuple(out)
+
+
 def _advanced_kernel(data, *indices, key):
-    out = data[_fill(key, indices)]
+    data, key = _flip_negative_steps(data, _fill(key, indices))
+    out = data[key]
     return out.reshape(1) if out.dim() == 0 else out
 
 
@@ -232,9 +256,24 @@ def setitem(x, key, value):
                     dst.fill_(v)
             else:
                 k = _fill(template, [a._tensor() for a in arrays]) if arrays else template
+                sel = None
+                if arrays and _has_negative_step(k):
+                    # the positions the key selects, found on a flipped index grid
+                    grid, k2 = _flip_negative_steps(
+                        torch.arange(dst.numel(), device=dst.device).reshape(dst.shape), k)
+                    sel = grid[k2]
+                if isinstance(v, torch.Tensor) and v.dim() > 1:
+                    rank = (dst[k] if sel is None else sel).dim()
+                    while v.dim() > rank and v.shape[0] == 1:
+                        v = v[0]        # leading 1s of the value are dropped, as MXNet does
                 if flips and isinstance(v, torch.Tensor):
                     v = torch.flip(v.expand(dst[k].shape), flips)
-                dst[k] = v
+                if sel is not None:
+                    flat = dst.view(-1)
+                    flat[sel.reshape(-1)] = (v.expand(sel.shape).reshape(-1)
+                                             if isinstance(v, torch.Tensor) else v)
+                else:
+                    dst[k] = v
     _engine._engine.push(fn, reads, [x._var], x._ctx, '_set_value' if full else '_slice_assign',
                          where)
 
@@ -245,8 +284,8 @@ def _check_shape(x, key, arrays, value):
     if not arrays:
         target = _geometry(x._shape, key)[0]      # memoised; raises IndexError
     else:
-        m = torch.empty(x._shape, device='meta')
-        k = _fill(key, [torch.zeros(a._shape, dtype=torch.long, device='meta') for a in arrays])
+        m, k = _flip_negative_steps(torch.empty(x._shape, device='meta'), _fill(
+            key, [torch.zeros(a._shape, dtype=torch.long, device='meta') for a in arrays]))
         try:
             target = tuple(m[k].shape)
         except IndexError as e:

@@ -14,6 +14,7 @@ and MXNet 1.x.
 Attribute values are strings. Files of older MXNet versions name the attributes ``attr`` or
 ``param`` instead of ``attrs``; both are read.
 """
+import ast
 import json
 
 from .. import atomic
@@ -131,8 +132,15 @@ def loads(text, where='symbol JSON'):
     if not isinstance(doc, dict) or 'nodes' not in doc or 'heads' not in doc:
         raise MXNetError("%s: not an MXNet symbol file (expected 'nodes' and 'heads')" % where)
     nodes = []
+    # A graph written without NumPy shape semantics, read under them: its 0 dimensions are
+    # unknown ones, -1 there (MXNet converts them so).
+    legacy = is_np_shape() and 'is_np_shape' not in (doc.get('attrs') or {})
     for i, entry in enumerate(doc['nodes']):
         node = _node(entry, where, i)
+        if legacy and '__shape__' in node.extra:
+            dims = ast.literal_eval(node.extra['__shape__'])
+            dims = (dims,) if isinstance(dims, int) else tuple(dims)
+            node.extra['__shape__'] = str(tuple(-1 if d == 0 else d for d in dims))
         for inp in entry.get('inputs', []):
             src, k = inp[0], inp[1]
             if not 0 <= src < i:

@@ -23,7 +23,7 @@ from ..base import MXNetError, NotImplementedForSymbol, dtype_flag, dtype_name, 
 from ..ndarray.fluent import FLUENT
 from ..ndarray.gen import bind_args
 from ..ops import registry
-from ..util import is_np_shape
+from ..util import is_np_shape, np_shape
 from . import attribute as _attribute
 from . import name as _name
 from .graph import Graph, Node
@@ -209,17 +209,26 @@ class Symbol:
                 if not isinstance(v, tuple):
                     raise TypeError("Arguments need to be shapes (tuple), but '%s' is %s."
                                     % (k, type(v)))
-            np_shape = is_np_shape()
-            if np_shape:    # NumPy shape semantics: -1 is an unknown dimension (0 inside)
-                given = {k: tuple(0 if d == -1 else d for d in v) for k, v in given.items()}
-            res = infer(g, shapes=given)
+            # NumPy shape semantics: -1 is an unknown dimension and 0 a size. Shapes with
+            # unknown dimensions are inferred with MXNet 1.x's convention (0 unknown) and
+            # given back with -1.
+            unknowns = is_np_shape() and (
+                any(d < 0 for v in given.values() for d in v) or
+                any('-1' in n.extra.get('__shape__', '') for n in g.variables()))
+            if unknowns:
+                given = {k: tuple(0 if d < 0 else d for d in v) for k, v in given.items()}
+                with np_shape(False):
+                    res = infer(g, shapes=given)
+            else:
+                res = infer(g, shapes=given)
         else:
+            unknowns = False
             res = infer(g, dtypes={k: dtype_name(v) for k, v in given.items()})
         table = res.shapes if what == 'shape' else res.dtypes
         arg, out, aux = ([table[n][0] for n in g.arguments()],
                          [table[n][i] for n, i in self._outputs],
                          [table[n][0] for n in g.auxiliary()])
-        if what == 'shape' and np_shape:
+        if unknowns:
             arg, out, aux = ([None if s is None else tuple(-1 if d == 0 else d for d in s)
                               for s in lst] for lst in (arg, out, aux))
         return arg, out, aux, g
