@@ -262,7 +262,10 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     where = user_line()
     reads = [h._var for h in heads] + [g._var for g in head_grads if g is not None] + leaves
     targets = [lv for lv in leaves if lv.grad_req != 'null' and lv.grad is not None]
-    writes = [lv.grad._var for lv in targets]
+    # the buffers and requests as they are now: attach_grad before the operation runs gives
+    # later passes new buffers, not this one's gradients
+    buffers = [(lv.grad, lv.grad_req) for lv in targets]
+    writes = [b._var for b, _ in buffers]
     for lv in targets:
         lv.fresh_grad = True
     detach = None if retain_graph else _release(nodes)
@@ -280,17 +283,17 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
         finally:
             if detach is not None:
                 detach()
-        for lv, t in zip(targets, inputs):
+        for lv, t, (buf, req) in zip(targets, inputs, buffers):
             g = t.grad
             t.grad = None
-            gvar = lv.grad._var
+            gvar = buf._var
             if g is None:
                 g = torch.zeros_like(t)
-            if g.shape != lv.grad._shape:     # marked through a reshaped view
-                g = g.reshape(lv.grad._shape)
+            if g.shape != buf._shape:     # marked through a reshaped view
+                g = g.reshape(buf._shape)
             if lv.shadow is not None:           # an integer variable's gradient
                 g = g.to(gvar.tensor.dtype if gvar.tensor is not None else torch.int64)
-            if lv.grad_req == 'add':
+            if req == 'add':
                 gvar.tensor = gvar.tensor + g
             else:
                 gvar.tensor = dense(g)

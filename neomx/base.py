@@ -174,6 +174,11 @@ def dtype_name(dtype):
     name = None
     if isinstance(dtype, str):
         name = dtype if dtype in _BY_NAME else None
+        if name is None and dtype not in ('', 'None'):
+            try:        # NumPy's other spellings: 'half', 'float', 'f4', 'double', ...
+                name = _NAME_OF_NP.get(np.dtype(dtype))
+            except TypeError:
+                name = None
     elif isinstance(dtype, torch.dtype):
         name = _NAME_OF_TORCH.get(dtype)
     elif isinstance(dtype, bool):

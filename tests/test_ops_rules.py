@@ -135,3 +135,23 @@ def test_layer_norm_parameter_gradients_summed_precisely():
     # torch's fused kernel is off by up to 2.5e-4 here; a plain sum by about 3e-5
     np.testing.assert_allclose(beta.grad.asnumpy(), og.astype(np.float64).sum(0),
                                rtol=1e-5, atol=6e-5)
+
+
+def test_attach_grad_again_before_backward_ran_keeps_that_backward_gradient():
+    x = nd.ones((2,))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x * 3
+    y.backward()
+    first = x.grad
+    x.attach_grad()             # a new buffer, possibly before the backward above has run
+    with mx.autograd.record():
+        y = x * 5
+    y.backward()
+    assert first.asnumpy().tolist() == [3, 3] and x.grad.asnumpy().tolist() == [5, 5]
+
+
+def test_creation_takes_numpy_shapes_and_numpy_dtype_spellings():
+    assert nd.empty(np.array([2, 3])).shape == (2, 3)
+    assert nd.zeros((2,), dtype='half').dtype == np.float16
+    assert nd.array([1, 2], dtype='double').dtype == np.float64

@@ -114,8 +114,9 @@ def to_dlpack_for_write(data):
 
 def _create(opname, shape, ctx, dtype, **attrs):
     op = registry.get(opname)
-    if isinstance(shape, int):
+    if isinstance(shape, (int, np.integer)):
         shape = (shape,)
+    shape = tuple(int(d) for d in shape)    # a list or a NumPy array of sizes too
     _check_creation_shape(opname.strip('_'), shape)
     attrs = op.parse_attrs(dict(attrs, shape=shape, dtype=dtype or 'float32'))
     return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line(3))

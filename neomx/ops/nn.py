@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from ..base import dtype_torch
 from .layout import dense
 from .registry import (Bool, DType, Enum, Float, FloatOrNone, Int, IntOrNone, Shape,
-                       ShapeError, register)
+                       ShapeError, Str, register)
 
 __all__ = []
 
@@ -771,6 +771,56 @@ _regression('MAERegressionOutput', lambda x: x.clone(), lambda out, y: torch.sig
 _regression('LogisticRegressionOutput', torch.sigmoid, lambda out, y: out - y)
 
 
+def _svm_output(data, label, margin=1.0, regularization_coefficient=1.0, use_linear=False):
+    """The scores themselves; the gradient is that of the one-vs-all hinge loss (squared
+    unless ``use_linear``), whatever the head gradient."""
+    return data.clone()
+
+
+def _svm_output_grad(inputs, outputs, out_grads, margin=1.0, regularization_coefficient=1.0,
+                     use_linear=False):
+    data, label = inputs
+    x = data.reshape(data.shape[0], -1)
+    sign = -torch.ones_like(x)          # +1 at the label's class, -1 elsewhere
+    sign.scatter_(1, label.reshape(-1, 1).to(torch.int64), 1.0)
+    slack = margin - sign * x
+    if use_linear:
+        g = -sign * (slack > 0).to(x.dtype)
+    else:
+        g = -2 * sign * slack.clamp(min=0)
+    return (g * regularization_coefficient).reshape(data.shape), None
+
+
+register('SVMOutput', inputs=('data', 'label'), infer=_same_shape, infer_attrs=(),
+         grad=_svm_output_grad,
+         fill=lambda attrs, shapes: [shapes[0], shapes[1] if shapes[1] else
+                                     (tuple(shapes[0][:1]) if shapes[0] else None)],
+         attrs={'margin': Float(1.0), 'regularization_coefficient': Float(1.0),
+                'use_linear': Bool(False)})(_svm_output)
+
+
+def _l2_normalization(data, eps=1e-10, mode='instance'):
+    """``data`` divided by its L2 norm over every axis but the first ('instance'), over the
+    channel axis 1 ('channel'), or over the spatial axes 2... ('spatial')."""
+    if mode == 'instance':
+        dims = tuple(range(1, data.dim()))
+    elif mode == 'channel':
+        dims = (1,)
+    else:
+        dims = tuple(range(2, data.dim()))
+    if data.dim() < (2 if mode == 'instance' else 3):
+        raise ShapeError("L2Normalization: mode=%r needs more axes than shape %s"
+                         % (mode, tuple(data.shape)))
+    norm = torch.sqrt((data * data).sum(dim=dims, keepdim=True) + eps)
+    return data / norm
+
+
+register('L2Normalization', infer=_same_shape, infer_attrs=(),
+         attrs={'eps': Float(1e-10),
+                'mode': Enum('channel', 'instance', 'spatial', default='instance')})(
+    _l2_normalization)
+
+
 def _softmax_cross_entropy(data, label):
     """Sum over the batch of ``-log softmax(data)[label]``, as an array of shape (1,)."""
     if data.dim() != 2 or label.shape != (data.shape[0],):
@@ -952,6 +1002,23 @@ register('BatchNorm', inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_va
                 'max_calib_range': FloatOrNone(None)})(_batch_norm)
 
 
+def _batch_norm_v1(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
+                   fix_gamma=True, use_global_stats=False, output_mean_var=False,
+                   is_train=False):
+    """MXNet's first BatchNorm: BatchNorm over axis 1."""
+    return _batch_norm(data, gamma, beta, moving_mean, moving_var, eps, momentum, fix_gamma,
+                       use_global_stats, output_mean_var, 1, is_train=is_train)
+
+
+_BN_V1 = {'eps': Float(1e-3), 'momentum': Float(0.9), 'fix_gamma': Bool(True),
+          'use_global_stats': Bool(False), 'output_mean_var': Bool(False)}
+register('BatchNorm_v1', inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var'),
+         mutate=('moving_mean', 'moving_var'), train=True, heavy=True,
+         num_outputs=_num_norm_outputs, output_names=_norm_output_names('var'),
+         infer=lambda attrs, shapes, dtypes: _bn_infer(dict(attrs, axis=1), shapes, dtypes),
+         fill=_norm_fill(lambda attrs, data: data[1]), attrs=_BN_V1)(_batch_norm_v1)
+
+
 def _layer_norm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False):
     """Normalises along ``axis`` and scales by gamma, shifts by beta (both of that axis'
     size); the extra outputs are the mean and the standard deviation, with ``axis`` kept as
@@ -1017,7 +1084,11 @@ def _instance_norm(data, gamma, beta, eps=1e-3):
     c = data.shape[1]
     _check_param('InstanceNorm', 'gamma', gamma.shape, (c,))
     _check_param('InstanceNorm', 'beta', beta.shape, (c,))
-    return F.instance_norm(dense(data), weight=gamma, bias=beta, eps=eps)
+    # torch's instance_norm refuses a single spatial element; MXNet normalises it to 0
+    dims = tuple(range(2, data.dim()))
+    var, mean = torch.var_mean(data, dim=dims, unbiased=False, keepdim=True)
+    shape = (1, c) + (1,) * (data.dim() - 2)
+    return (data - mean) * torch.rsqrt(var + eps) * gamma.reshape(shape) + beta.reshape(shape)
 
 
 register('InstanceNorm', inputs=('data', 'gamma', 'beta'), infer=_same_shape,

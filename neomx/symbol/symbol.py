@@ -355,8 +355,9 @@ class Symbol:
 
     def simple_bind(self, ctx, grad_req='write', type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
-                    shared_buffer=None, **kwargs):
-        """An Executor with arrays allocated from the shapes in ``kwargs``."""
+                    shared_buffer=None, force_rebind=False, **kwargs):
+        """An Executor with arrays allocated from the shapes in ``kwargs``
+        (``force_rebind``, a hint to MXNet's memory planner, changes nothing here)."""
         from .executor import simple_bind
         return simple_bind(self, ctx, grad_req, type_dict, kwargs, group2ctx, shared_arg_names,
                            shared_exec, shared_buffer, stype_dict)
