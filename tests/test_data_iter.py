@@ -249,3 +249,93 @@ def test_same_batches_as_mxnet(tmp_path, mxnet_ref):
             eps.append([[b.data[0].asnumpy().tolist(), b.pad] for b in it])
             it.reset()
         assert eps == want['csv%s' % rb], rb
+
+
+def _image_rec(tmp_path, n=7):
+    """A .rec of n PNG images (36x30 and 32x40), labels i % 3."""
+    pytest.importorskip('PIL')
+    rng = np.random.RandomState(0)
+    path = str(tmp_path / 'img.rec')
+    w = mx.recordio.MXIndexedRecordIO(str(tmp_path / 'img.idx'), path, 'w')
+    for i in range(n):
+        img = rng.randint(0, 256, size=(32, 40, 3) if i % 2 else (36, 30, 3)).astype(np.uint8)
+        w.write_idx(i, mx.recordio.pack_img(mx.recordio.IRHeader(0, float(i % 3), i, 0), img,
+                                            quality=3, img_fmt='.png'))
+    w.close()
+    return path
+
+
+def test_image_record_iter_crops_normalises_and_batches(tmp_path):
+    path = _image_rec(tmp_path)
+    it = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 28, 28), batch_size=3,
+                               mean_r=10, std_r=2, scale=0.5, preprocess_threads=2)
+    assert it.provide_data[0].shape == (3, 3, 28, 28)
+    epochs = []
+    for _ in range(2):
+        epochs.append([(b.label[0].asnumpy().tolist(), b.pad) for b in it])
+        it.reset()
+    assert epochs == [[([0, 1, 2], 0), ([0, 1, 2], 0), ([0, 0, 1], 2)],
+                      [([2, 0, 1], 0), ([2, 0, 0], 1)]]        # MXNet's round batches
+    r = mx.recordio.MXIndexedRecordIO(str(tmp_path / 'img.idx'), path, 'r')
+    first = mx.recordio.unpack_img(r.read_idx(0))[1][:, :, ::-1]        # RGB
+    it.reset()
+    got = it.next().data[0].asnumpy()[0]
+    want = first[4:32, 1:29].transpose(2, 0, 1).astype(np.float32)       # the centre crop
+    want[0] = (want[0] - 10) / 2
+    np.testing.assert_allclose(got, want * 0.5, rtol=1e-6)
+    raw = mx.io.ImageRecordUInt8Iter(path_imgrec=path, data_shape=(3, 28, 28), batch_size=2,
+                                     path_imgidx=str(tmp_path / 'img.idx'), mirror=True)
+    b = raw.next().data[0]
+    assert b.dtype == np.uint8
+    np.testing.assert_array_equal(b.asnumpy()[0], first[4:32, 1:29][:, ::-1].transpose(2, 0, 1))
+
+
+def test_image_record_iter_mean_image_and_errors(tmp_path):
+    path = _image_rec(tmp_path)
+    mean_file = str(tmp_path / 'mean.bin')
+    it = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=7,
+                               mean_img=mean_file, rand_crop=True, rand_mirror=True, seed_aug=1)
+    saved = mx.nd.load(mean_file)['mean_img']            # computed over the data, then saved
+    assert saved.shape == (3, 16, 16) and 0 < saved.asnumpy().mean() < 255
+    one = it.next().data[0].asnumpy()
+    again = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=7,
+                                  mean_img=mean_file, rand_crop=True, rand_mirror=True,
+                                  seed_aug=1).next().data[0].asnumpy()
+    np.testing.assert_array_equal(one, again)            # seed_aug fixes the augmentation
+    with pytest.raises(MXNetError, match='max_rotate_angle=10 is not implemented'):
+        mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 16, 16), batch_size=2,
+                              max_rotate_angle=10)
+    with pytest.raises(MXNetError, match='1 or 3 channels'):
+        mx.io.ImageRecordIter(path_imgrec=path, data_shape=(5, 16, 16), batch_size=2)
+    with pytest.raises(MXNetError, match='no such file'):
+        mx.io.ImageRecordIter(path_imgrec=str(tmp_path / 'none.rec'), data_shape=(3, 8, 8),
+                              batch_size=2)
+
+
+def test_image_record_iter_matches_mxnet(tmp_path, mxnet_ref):
+    path = _image_rec(tmp_path)
+    configs = {'crop': dict(data_shape=(3, 28, 28)),
+               'resize': dict(data_shape=(3, 16, 16), resize=20),
+               'upscale': dict(data_shape=(3, 36, 36)),
+               'gray': dict(data_shape=(1, 28, 28)),
+               'norm': dict(data_shape=(3, 28, 28), mean_r=10, mean_g=20, mean_b=30, std_r=2,
+                            std_g=3, std_b=4, scale=0.5),
+               'mean_img': dict(data_shape=(3, 28, 28), mean_img=str(tmp_path / 'mean.bin'))}
+    code = textwrap.dedent('''
+        import numpy as np, mxnet as mx
+        for name, kw in %r.items():
+            it = mx.io.ImageRecordIter(path_imgrec=%r, batch_size=3, **kw)
+            np.save(name + '.npy', np.array([b.data[0].asnumpy() for b in it]))
+    ''' % (configs, path))
+    mxnet_ref(code, cwd=str(tmp_path))
+    for name, kw in configs.items():
+        if name == 'mean_img':          # MXNet computed and saved it: use the same file
+            assert (tmp_path / 'mean.bin').exists()
+        it = mx.io.ImageRecordIter(path_imgrec=path, batch_size=3, **kw)
+        mine = np.array([b.data[0].asnumpy() for b in it])
+        theirs = np.load(tmp_path / (name + '.npy'))
+        assert mine.shape == theirs.shape, name
+        # resizing and grey conversion round like OpenCV to within one grey level
+        np.testing.assert_allclose(mine, theirs, atol=1.0 if name in ('resize', 'upscale',
+                                                                     'gray') else 1e-4,
+                                   err_msg=name)

@@ -52,6 +52,8 @@ class MXDataIter(DataIter):
 
     def __init__(self, data, label, batch_size, round_batch=True, data_name='data',
                  label_name='softmax_label', name='MXDataIter', discard_last=False, ctx=None):
+        """``data``/``label``: arrays of examples, or (for a subclass whose ``_fetch`` loads
+        them) anything with ``len``, ``shape`` and ``dtype``."""
         super().__init__(batch_size)
         if batch_size <= 0:
             raise MXNetError("%s: batch_size must be positive, got %d" % (name, batch_size))
@@ -85,11 +87,16 @@ class MXDataIter(DataIter):
             self._pos = 0
         self._batch = None
 
+    def _fetch(self, rows):
+        """The examples ``rows`` as (data, label) arrays (subclasses may load them here)."""
+        return self._data[rows], self._label[rows]
+
     def _fill(self, top):
         n = min(self.batch_size - top, len(self._rows) - self._pos)
+        if n <= 0:
+            return top
         rows = self._rows[self._pos:self._pos + n]
-        self._buf[top:top + n] = self._data[rows]
-        self._lbuf[top:top + n] = self._label[rows]
+        self._buf[top:top + n], self._lbuf[top:top + n] = self._fetch(rows)
         self._ibuf[top:top + n] = rows
         self._pos += n
         return top + n
