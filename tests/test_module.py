@@ -554,3 +554,37 @@ def test_executor_backward_after_inference_forward():
     ex.forward()                    # is_train=False: MXNet still differentiates this pass
     ex.backward(nd.ones((3,)))
     assert ex.grad_dict['x'].asnumpy().tolist() == [2, 4, 6]
+
+
+def test_sequential_module_equals_one_module():
+    X = np.random.RandomState(3).randn(8, 5).astype('float32')
+    y = np.arange(8) % 3
+    fc = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=3, name='fc')
+    whole = mx.mod.Module(mx.sym.SoftmaxOutput(fc, name='softmax'))
+    first = mx.mod.Module(fc, label_names=None)
+    second = mx.mod.Module(mx.sym.SoftmaxOutput(mx.sym.var('data'), name='softmax'))
+    seq = mx.mod.SequentialModule().add(first).add(second, take_labels=True, auto_wiring=True)
+    params = {'fc_weight': nd.array(np.ones((3, 5)) * 0.1), 'fc_bias': nd.zeros((3,))}
+    for mod in (whole, seq):
+        it = mx.io.NDArrayIter(X, y, batch_size=4)
+        mod.fit(it, num_epoch=2, arg_params=params, optimizer_params={'learning_rate': 0.5})
+    np.testing.assert_allclose(seq.get_params()[0]['fc_weight'].asnumpy(),
+                               whole.get_params()[0]['fc_weight'].asnumpy(), rtol=1e-5)
+    with pytest.raises(MXNetError, match='unknown option'):
+        mx.mod.SequentialModule().add(first, take_label=True)
+
+
+def test_python_loss_module_ends_a_sequence():
+    X = np.random.RandomState(4).randn(16, 3).astype('float32')
+    target = X.sum(axis=1, keepdims=True)
+    fc = mx.mod.Module(mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=1, name='fc'),
+                       label_names=None)
+    loss = mx.mod.PythonLossModule(data_names=['fc_output'], label_names=['target'],
+                                   grad_func=lambda scores, labels: scores - labels)
+    seq = mx.mod.SequentialModule().add(fc).add(loss, take_labels=True)
+    it = mx.io.NDArrayIter(X, {'target': target}, batch_size=8)
+    seq.fit(it, num_epoch=40, eval_metric='mse', initializer=mx.init.Zero(),
+            optimizer_params={'learning_rate': 0.5})
+    np.testing.assert_allclose(seq.get_params()[0]['fc_weight'].asnumpy(), [[1, 1, 1]],
+                               atol=0.05)
+    assert seq.output_shapes == [('pyloss_output', (8, 1))]
