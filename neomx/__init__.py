@@ -29,6 +29,7 @@ from . import numpy
 from . import numpy as np
 from . import numpy_extension
 from . import numpy_extension as npx
+from . import numpy_op_signature  # noqa: F401  (NumPy's signatures on mx.np functions)
 from . import recordio
 from . import image
 from . import image as img

@@ -112,7 +112,7 @@ def mark_variables(variables, gradients, grad_reqs='write'):
         var.grad_req = req
         differentiable = req != 'null' and x._dtype in ('float32', 'float64', 'float16', 'bfloat16')
         # MXNet differentiates integer arrays too: through a float64 shadow (ndarray.py)
-        integer = req != 'null' and x._dtype in ('int8', 'uint8', 'int16', 'int32', 'int64')
+        integer = req != 'null' and x._dtype in ('int8', 'uint8', 'int16', 'int32', 'int64', 'bool')
         var.leaves = frozenset((var,)) if differentiable or integer else None
         var.parents = None
         var.shadow = True if integer else None

@@ -38,6 +38,22 @@ class EngineError(MXNetError):
         super().__init__(msg)
 
 
+_TYPED = {}
+
+
+def engine_error(name, where, exc):
+    """The EngineError for ``exc``; for a ValueError, TypeError, IndexError, KeyError or
+    NotImplementedError, of a class deriving from that type too, so ``except ValueError``
+    catches it at the synchronisation that raises it (as MXNet maps its errors' types)."""
+    for kind in (ValueError, TypeError, IndexError, KeyError, NotImplementedError):
+        if isinstance(exc, kind) and not isinstance(exc, MXNetError):
+            cls = _TYPED.get(kind)
+            if cls is None:
+                cls = _TYPED[kind] = type('EngineError', (EngineError, kind), {})
+            return cls(name, where, exc)
+    return EngineError(name, where, exc)
+
+
 def cpu_budget():
     """Cores this process may use."""
     try:
@@ -178,7 +194,7 @@ class Engine:
         return True
 
     def _fail(self, writes, name, where, exc):
-        err = exc if isinstance(exc, EngineError) else EngineError(name, where, exc)
+        err = exc if isinstance(exc, EngineError) else engine_error(name, where, exc)
         err.__cause__ = exc if err is not exc else exc.__cause__
         for w in writes:
             w.error = err

@@ -165,10 +165,40 @@ def deferred_trace(block, *args):
             out = block.forward(*args)
     finally:
         mode.tracing = prev
+        # The run's own results are not returned: an operator that failed in it fails again
+        # in the compiled program, where the caller sees it; here it is dropped.
+        for a in trace.keep:
+            try:
+                a.wait_to_read()
+            except Exception:   # pylint: disable=broad-except
+                pass
+    if trace.values_read:
+        raise ValueDependent(out)
     out_flat, out_fmt = flatten(out, 'output')
     group = trace.symbol(out_flat)
     trace.out_classes = [o.__class__ for o in out_flat]
     return [_symbol.var(n) for n in names], group, out_fmt, trace.out_classes
+
+
+class ValueDependent(Exception):
+    """A deferred-compute run read array values: its graph would hold for these values only.
+    Carries the run's outputs."""
+
+    def __init__(self, out):
+        super().__init__('the block reads array values while it runs')
+        self.out = out
+
+
+def run_imperatively(block, args):
+    """``block.forward(*args)`` with every operator run as it comes (no compiled graphs,
+    children included)."""
+    from ..symbol.deferred import NullTrace
+    prev = mode.tracing
+    mode.tracing = NullTrace()
+    try:
+        return block.forward(*args)
+    finally:
+        mode.tracing = prev
 
 
 def _param_resolver(block):
@@ -256,6 +286,7 @@ class HybridCache:
         self.last = None
         flags = dict(getattr(block, '_flags', None) or ())
         self.np_shape = False
+        self.imperative = False     # the graph depends on values (see ValueDependent)
         self.backend = flags.get('backend')
         self.static = bool(flags.get('static_alloc')) and bool(flags.get('static_shape'))
 
@@ -337,9 +368,10 @@ class HybridCache:
 
     def __call__(self, args):
         x = args[0]
-        if len(args) == 1 and type(x) is NDArray:
+        if len(args) == 1 and (type(x) is NDArray or isinstance(x, NDArray)):
             c = x._ctx
-            key = (x._shape, x._dtype, c.device_typeid, c.device_id, mode.training)
+            key = (x._shape, x._dtype, c.device_typeid, c.device_id, mode.training,
+                   x.__class__)
             data = args
         else:
             flat, fmt = flatten(list(args), 'input')
@@ -351,12 +383,23 @@ class HybridCache:
             except AttributeError:          # a Symbol among the arrays
                 _check_call_inputs(data)
                 raise
+        if self.imperative:
+            return run_imperatively(self.block, args)
         entry = self.entries.get(key)
         if entry is None:
             _check_call_inputs(data)
             self._args = args
-            entry = self.compile(key, data)
-            self._args = None
+            try:
+                entry = self.compile(key, data)
+            except ValueDependent as e:
+                # MXNet compiles such blocks with dynamic shapes; here they run imperatively
+                warnings.warn("%s reads array values while it runs (asnumpy, a boolean index, "
+                              "unique, ...): it runs imperatively instead of hybridized"
+                              % type(self.block).__name__, stacklevel=4)
+                self.imperative = True
+                return e.out
+            finally:
+                self._args = None
         elif entry.epoch != _EPOCH[0]:
             entry.arrays = [p.data(entry.ctx) for p in entry.params]
             entry.pvars = [a._var for a in entry.arrays]

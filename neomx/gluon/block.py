@@ -781,7 +781,8 @@ class HybridBlock(Block):
         if self._forward_pre_hooks:
             for hook in list(self._forward_pre_hooks.values()):
                 hook(self, args)
-        out = _hybrid.call_cached_op(self, *args)
+        cache = self.__dict__.get('_hybrid_cache')
+        out = cache(args) if cache is not None else _hybrid.call_cached_op(self, *args)
         if self._forward_hooks:
             for hook in list(self._forward_hooks.values()):
                 hook(self, args, out)

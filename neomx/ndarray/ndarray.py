@@ -258,7 +258,8 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     if extra_reads:
         in_vars.extend(extra_reads)
         writes.extend(extra_reads)
-    if rec and out is None and any(getattr(v, "shadow", None) is not None for v in in_vars):
+    if rec and out is None and (any(getattr(v, "shadow", None) is not None for v in in_vars)
+                                or any(o._dtype in _INTEGERS for o in outs)):
         fn = _closure_shadow(op.kernel, inputs, kw, outs, op.view)
     elif out is not None:
         outs = _redirect(op, outs, out, where, inputs)
@@ -293,10 +294,20 @@ def _traced(op, inputs, attrs, out, ctx, where):
     trace = mode.tracing
     mode.tracing = None
     try:
-        res = invoke(op, inputs, attrs, out, ctx, where)
+        # A write into out= is a new value in the graph: the run computes it into a new
+        # array (leaving out= and whatever it is recorded in alone), and the trace takes
+        # out= to stand for it from here on.
+        res = invoke(op, inputs, attrs, None if trace.functional else out, ctx, where)
     finally:
         mode.tracing = trace
+    if not trace.functional:
+        return res
     trace.record(op, inputs, attrs, res)
+    if out is not None:
+        targets = out if isinstance(out, (list, tuple)) else [out]
+        results = res if isinstance(res, list) else [res]
+        for t, r in zip(targets, results):
+            trace.alias(t, r)
     return res
 
 
@@ -456,7 +467,7 @@ def graph_tensors(inputs, rec):
 
 
 def _closure1(kernel, inputs, kw, ov, rec, view):
-    if len(inputs) == 1 and not rec and not view:
+    if len(inputs) == 1 and inputs[0] is not None and not rec and not view:
         x = inputs[0]
 
         def fn():
@@ -471,7 +482,8 @@ def _closure1(kernel, inputs, kw, ov, rec, view):
     return fn
 
 
-_INTEGERS = frozenset(('int8', 'uint8', 'int16', 'int32', 'int64'))
+# (bool arrays too: MXNet differentiates them like integers)
+_INTEGERS = frozenset(('int8', 'uint8', 'int16', 'int32', 'int64', 'bool'))
 
 
 def shadow_tensor(x):
@@ -485,6 +497,13 @@ def shadow_tensor(x):
 def _closure_shadow(kernel, inputs, kw, outs, view):
     """A recorded operation reading integer arrays that autograd follows: the kernel runs on
     their float64 shadows, and integer results keep the float result as their shadow."""
+    if getattr(kernel, 'int_no_grad', False) and all(o._dtype in _INTEGERS for o in outs):
+        # an integer operator whose gradient MXNet defines as zero (mod, floor division)
+        def plain():
+            rs = kernel(*_tensors(inputs), **kw)
+            for o, r in zip(outs, (rs,) if isinstance(rs, torch.Tensor) else rs):
+                o._var.tensor = _own(r) if view else r
+        return plain
     for o in outs:
         if o._dtype in _INTEGERS:
             o._var.shadow = True
@@ -506,7 +525,8 @@ def _closure_shadow(kernel, inputs, kw, outs, view):
             v = o._var
             want = dtype_torch(o._dtype)
             if o._dtype in _INTEGERS:
-                v.shadow = r
+                # (a float result is the shadow autograd follows; an integer one has none)
+                v.shadow = r if r.is_floating_point() else None
                 v.tensor = r.detach().to(want)
             else:
                 v.tensor = r if r.dtype == want else r.to(want)
@@ -755,6 +775,9 @@ class NDArray:
     # --- synchronisation ---
     def wait_to_read(self):
         """Blocks until the pending writes to this array are done; raises their error."""
+        if mode.tracing is not None:
+            # values read while a block is traced: its graph depends on them
+            mode.tracing.values_read = True
         _engine._engine.wait_for_var(self._var)
 
     def wait_to_write(self):

@@ -14,7 +14,7 @@ from .multiarray import __all__ as _multiarray_all
 from .multiarray import ndarray
 from ._op import *  # noqa: F401,F403
 from ._op import __all__ as _op_all
-from . import random, linalg  # noqa: F401
+from . import random, linalg, _internal  # noqa: F401
 from .fallback import *  # noqa: F401,F403
 from .fallback import __all__ as _fallback_all
 from ..util import set_np_shape as _set_np_shape  # noqa: F401
@@ -55,3 +55,11 @@ __all__ = list(_multiarray_all) + list(_op_all) + list(_fallback_all) + [
     'random', 'linalg', 'ndarray', 'bool_', 'int8', 'uint8', 'int16', 'int32', 'int64',
     'float16', 'float32', 'float64', 'pi', 'e', 'inf', 'nan', 'newaxis', 'finfo', 'iinfo',
     'dtype']
+
+
+def __getattr__(name):
+    # mx.sym.np._Symbol: the NumPy-style symbol class (mx.sym.np is this module)
+    if name == '_Symbol':
+        from ..symbol.numpy import _Symbol
+        return _Symbol
+    raise AttributeError("module 'neomx.numpy' has no attribute %r" % (name,))

@@ -10,7 +10,7 @@ import torch
 
 from ..base import MXNetError, dtype_name
 from ..ndarray.ndarray import NDArray
-from ..util import set_module
+from ..util import set_module, wrap_np_unary_func
 from .multiarray import (_as_np, _axis, _binary, _ctx, _device_of, _dt, _invoke, _is_real,
                          _np, _shape_arg, array, concatenate, full_like, ndarray, reshape,
                          split, stack, transpose, zeros)
@@ -50,7 +50,7 @@ def _unary(name, opname=None, doc=None):
                         % (name, type(x).__name__))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc or "Elementwise %s." % name
-    return fn
+    return wrap_np_unary_func(fn)
 
 
 def _host(x):
@@ -181,7 +181,7 @@ def broadcast_to(array, shape):  # pylint: disable=redefined-outer-name
     a = _as_np(array)
     shape = _shape_arg(shape)
     try:
-        return _invoke('_np_broadcast_to', (a,), shape=shape)
+        return _invoke('_npi_broadcast_to', (a,), shape=shape)
     except MXNetError as e:
         raise ValueError(str(e)) from None
 
@@ -332,7 +332,7 @@ def cumsum(a, axis=None, dtype=None, out=None):
 
 def cumprod(a, axis=None, dtype=None, out=None):
     """Running products along ``axis``."""
-    return _invoke('_np_cumprod', (_as_np(a),), out=out, axis=_axis(axis), dtype=_dt(dtype))
+    return _invoke('_npi_cumprod', (_as_np(a),), out=out, axis=_axis(axis), dtype=_dt(dtype))
 
 
 def sort(a, axis=-1, kind=None, order=None):
@@ -405,19 +405,19 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 def atleast_1d(*arys):
     """Each input as an array of at least 1 dimension."""
-    r = [_invoke('_np_atleast_nd', (_as_np(a),), ndim=1) for a in arys]
+    r = [_invoke('_npi_atleast_nd', (_as_np(a),), ndim=1) for a in arys]
     return r[0] if len(r) == 1 else r
 
 
 def atleast_2d(*arys):
     """Each input as an array of at least 2 dimensions."""
-    r = [_invoke('_np_atleast_nd', (_as_np(a),), ndim=2) for a in arys]
+    r = [_invoke('_npi_atleast_nd', (_as_np(a),), ndim=2) for a in arys]
     return r[0] if len(r) == 1 else r
 
 
 def atleast_3d(*arys):
     """Each input as an array of at least 3 dimensions."""
-    r = [_invoke('_np_atleast_nd', (_as_np(a),), ndim=3) for a in arys]
+    r = [_invoke('_npi_atleast_nd', (_as_np(a),), ndim=3) for a in arys]
     return r[0] if len(r) == 1 else r
 
 
@@ -478,17 +478,18 @@ def insert(arr, obj, values, axis=None):
 def delete(arr, obj, axis=None):
     """``arr`` without the entries ``obj`` along ``axis``."""
     arr = _as_np(arr)
+    index_array = True
     if isinstance(obj, slice):
         n = arr.size if axis is None else arr.shape[axis]
         obj = tuple(range(n)[obj])
     elif isinstance(obj, NDArray):
         obj = obj.asnumpy().tolist()
-        obj = tuple(obj) if isinstance(obj, list) else int(obj)
+        obj, index_array = (tuple(obj), True) if isinstance(obj, list) else (int(obj), False)
     elif isinstance(obj, (list, tuple, onp.ndarray)):
         obj = tuple(int(o) for o in onp.asarray(obj).reshape(-1))
     else:
-        obj = int(obj)
-    return _invoke('_npi_delete', (arr,), obj=obj, axis=axis)
+        obj, index_array = int(obj), False
+    return _invoke('_npi_delete', (arr,), obj=obj, axis=axis, index_array=index_array)
 
 
 def pad(x, pad_width=None, mode='constant', **kwargs):  # pylint: disable=redefined-outer-name
@@ -516,22 +517,16 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, **kwargs):  # py
     if _is_real(x):
         return onp.nan_to_num(x, copy, nan, posinf, neginf)
     x = _as_np(x)
-    r = _invoke('_npi_nan_to_num', (x,), copy=copy, nan=float(nan),
-                posinf=None if posinf is None else float(posinf),
-                neginf=None if neginf is None else float(neginf))
-    if not copy:
-        x[...] = r
-        return x
-    return r
+    return _invoke('_npi_nan_to_num', (x,), out=None if copy else x, copy=copy,
+                   nan=float(nan), posinf=None if posinf is None else float(posinf),
+                   neginf=None if neginf is None else float(neginf))
 
 
 def tensordot(a, b, axes=2):
     """The sum of products over ``axes`` of ``a`` and ``b``."""
     a, b = _as_np(a), _as_np(b)
     if isinstance(axes, (int, onp.integer)):
-        n = int(axes)
-        a_axes = tuple(range(a.ndim - n, a.ndim))
-        b_axes = tuple(range(n))
+        return _invoke('_npi_tensordot_int_axes', (a, b), axes=int(axes))
     else:
         a_axes, b_axes = axes
         a_axes = (int(a_axes),) if isinstance(a_axes, (int, onp.integer)) else tuple(a_axes)
@@ -593,7 +588,7 @@ def indices(dimensions, dtype=None, ctx=None):
 
 def resize(a, new_shape):
     """``a`` repeated or cut to fill ``new_shape``."""
-    return _invoke('_np_resize', (_as_np(a),), new_shape=_shape_arg(new_shape))
+    return _invoke('_npi_resize', (_as_np(a),), new_shape=_shape_arg(new_shape))
 
 
 def _window(name):
@@ -737,8 +732,8 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if not isinstance(res, tuple):
         return array(res, dtype=a._dtype, ctx=a._ctx)
     out = [array(res[0], dtype=a._dtype, ctx=a._ctx)]
-    for r in res[1:]:
-        out.append(array(r.reshape(-1) if r.ndim > 1 else r, dtype='int64', ctx=a._ctx))
+    for r in res[1:]:       # (NumPy 2: the inverse indices have the input's shape)
+        out.append(array(r, dtype='int64', ctx=a._ctx))
     return tuple(out)
 
 

@@ -30,7 +30,7 @@ from ..ndarray.gen import parse_ctx
 from ..ndarray.ndarray import NDArray, Storage, _make, invoke
 from ..ops import registry
 from ..ops.numpy import np_reshape_target
-from ..util import set_module
+from ..util import set_module, wrap_np_binary_func
 
 __all__ = ['ndarray', 'array', 'asarray', 'empty', 'zeros', 'ones', 'full', 'empty_like',
            'zeros_like', 'ones_like', 'full_like', 'arange', 'linspace', 'logspace', 'eye',
@@ -80,7 +80,7 @@ def _is_symbol(x):
     return not isinstance(x, NDArray) and isinstance(x, _symbol_class())
 
 
-def _invoke(name, inputs=(), out=None, ctx=None, **attrs):
+def _invoke(name, inputs=(), out=None, ctx=None, cast_out=False, **attrs):
     """Pushes registry operator ``name`` on ``inputs`` with ``attrs``; ndarray results. On
     symbols (a block traced with ``F = mx.sym``) it builds a graph node instead."""
     op = _op(name)
@@ -88,10 +88,26 @@ def _invoke(name, inputs=(), out=None, ctx=None, **attrs):
         if x is not None and not isinstance(x, NDArray):
             from ..symbol.numpy import apply
             return apply(op, inputs, op.parse_attrs(attrs))
-    if out is not None and not isinstance(out, NDArray):
-        raise TypeError("%s: out must be an mxnet.numpy.ndarray, got %s"
-                        % (name, type(out).__name__))
-    return _np(invoke(op, inputs, op.parse_attrs(attrs), out=out, ctx=ctx, where=user_line()))
+    parsed = op.parse_attrs(attrs)
+    if out is not None:
+        if not isinstance(out, NDArray):
+            raise TypeError("%s: out must be an mxnet.numpy.ndarray, got %s"
+                            % (name, type(out).__name__))
+        if not cast_out:
+            _check_out_dtype(op, inputs, parsed, out)
+    return _np(invoke(op, inputs, parsed, out=out, ctx=ctx, where=user_line()))
+
+
+def _check_out_dtype(op, inputs, attrs, out):
+    """``out=`` must have the result's dtype (MXNet casts nothing into it)."""
+    try:
+        _, dtypes = op.infer(attrs, tuple(None if x is None else x._shape for x in inputs),
+                             tuple(None if x is None else x._dtype for x in inputs))
+    except registry.ShapeError:
+        return          # invoke raises it with the operator's message
+    if dtypes and dtypes[0] != out._dtype:
+        raise TypeError("%s: the result has dtype %s but out= has dtype %s"
+                        % (op.name, dtypes[0], out._dtype))
 
 
 def _ctx(ctx):
@@ -528,25 +544,25 @@ class ndarray(NDArray):
         return greater_equal(self, other)
 
     def __iadd__(self, other):
-        return add(self, other, out=self)
+        return _binary('add', self, other, self, True)
 
     def __isub__(self, other):
-        return subtract(self, other, out=self)
+        return _binary('subtract', self, other, self, True)
 
     def __imul__(self, other):
-        return multiply(self, other, out=self)
+        return _binary('multiply', self, other, self, True)
 
     def __itruediv__(self, other):
-        return true_divide(self, other, out=self)
+        return _binary('true_divide', self, other, self, True)
 
     def __imod__(self, other):
-        return mod(self, other, out=self)
+        return _binary('mod', self, other, self, True)
 
     def __ipow__(self, other):
-        return power(self, other, out=self)
+        return _binary('power', self, other, self, True)
 
     def __ifloordiv__(self, other):
-        return floor_divide(self, other, out=self)
+        return _binary('floor_divide', self, other, self, True)
 
 
 def _from_numpy(a, device_type, device_id):
@@ -768,20 +784,21 @@ def _scalar_value(x):
     return x
 
 
-def _binary(name, x1, x2, out=None):
-    """``name`` (``add``, ...) of two arrays, an array and a number, or two numbers."""
+def _binary(name, x1, x2, out=None, cast_out=False):
+    """``name`` (``add``, ...) of two arrays, an array and a number, or two numbers; with
+    ``cast_out`` (in-place operators), the result is cast into ``out``."""
     a1, a2 = isinstance(x1, NDArray), isinstance(x2, NDArray)
     if not (a1 and a2) and (_is_symbol(x1) or _is_symbol(x2)):
         a1, a2 = a1 or _is_symbol(x1), a2 or _is_symbol(x2)
         if a1 and a2:
-            return _invoke('_npi_' + name, (_as_np(x1), _as_np(x2)), out=out)
+            return _invoke('_npi_' + name, (_as_np(x1), _as_np(x2)), out=out, cast_out=cast_out)
     elif a1 and a2:
         if x1._ctx != x2._ctx:
             raise MXNetError("%s: operands are on different devices (%s and %s)"
                              % (name, x1._ctx, x2._ctx))
-        return _invoke('_npi_' + name, (_as_np(x1), _as_np(x2)), out=out)
+        return _invoke('_npi_' + name, (_as_np(x1), _as_np(x2)), out=out, cast_out=cast_out)
     if a1 and _is_real(x2):
-        return _invoke('_npi_%s_scalar' % name, (_as_np(x1),), out=out,
+        return _invoke('_npi_%s_scalar' % name, (_as_np(x1),), out=out, cast_out=cast_out,
                        scalar=float(_scalar_value(x2)),
                        is_int=isinstance(x2, (int, onp.integer)))
     if a2 and _is_real(x1):
@@ -793,8 +810,8 @@ def _binary(name, x1, x2, out=None):
         else:
             opname = '_npi_r%s_scalar' % name
         if not registry.exists(opname):
-            return _binary(name, full_like(x2, s), x2, out)
-        return _invoke(opname, (_as_np(x2),), out=out, scalar=float(s),
+            return _binary(name, full_like(x2, s), x2, out, cast_out)
+        return _invoke(opname, (_as_np(x2),), out=out, cast_out=cast_out, scalar=float(s),
                        is_int=isinstance(s, (int, onp.integer)))
     if not a1 and not a2:
         if (isinstance(x1, onp.ndarray) or isinstance(x2, onp.ndarray) or
@@ -808,7 +825,7 @@ def _binary(name, x1, x2, out=None):
     if isinstance(other, (onp.ndarray, list, tuple)):
         conv = array(other, dtype=_host_dtype(other, None) if isinstance(other, onp.ndarray)
                      else None, ctx=_device_of(x1, x2))
-        return _binary(name, x1 if a1 else conv, conv if a1 else x2, out)
+        return _binary(name, x1 if a1 else conv, conv if a1 else x2, out, cast_out)
     raise TypeError("%s: operand type %s is not supported (expected an mxnet.numpy.ndarray or "
                     "a number)" % (name, type(other).__name__))
 
@@ -821,7 +838,7 @@ def _binary_fn(name, doc):
         return _binary(name, x1, x2, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
-    return set_module('mxnet.numpy')(fn)
+    return set_module('mxnet.numpy')(wrap_np_binary_func(fn))
 
 
 add = _binary_fn('add', "``x1 + x2`` elementwise, broadcasting.")
@@ -955,7 +972,7 @@ def reshape(a, newshape, order='C'):
     a = _as_np(a)
     newshape = _shape_arg(newshape) if not isinstance(newshape, (int, onp.integer)) \
         else (int(newshape),)
-    if not mode.tracing:
+    if not mode.tracing and isinstance(a, NDArray):
         try:
             new = np_reshape_target(a._shape, newshape)
         except registry.ShapeError as e:
@@ -968,7 +985,11 @@ def reshape(a, newshape, order='C'):
 
 def transpose(a, axes=None):
     """``a`` with its axes permuted (reversed when ``axes`` is None)."""
-    return _invoke('_np_transpose', (_as_np(a),), axes=None if axes is None else tuple(axes))
+    if axes is not None:
+        axes = tuple(int(x) for x in axes)
+        if len(set(axes)) != len(axes):
+            raise ValueError("transpose: repeated axis in %s" % (axes,))
+    return _invoke('_np_transpose', (_as_np(a),), axes=axes)
 
 
 def squeeze(x, axis=None):
@@ -995,7 +1016,7 @@ def stack(arrays, axis=0, out=None):
     arrays = [_as_np(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
-    shapes = {a._shape for a in arrays}
+    shapes = {a._shape for a in arrays if isinstance(a, NDArray)}
     if len(shapes) > 1:
         raise ValueError("all input arrays must have the same shape, got %s"
                          % ', '.join(str(s) for s in sorted(shapes)))
@@ -1004,7 +1025,7 @@ def stack(arrays, axis=0, out=None):
 
 def _split(a, indices_or_sections, axis, exact):
     a = _as_np(a)
-    if not a._shape:
+    if isinstance(a, NDArray) and not a._shape:
         raise ValueError("split: a 0-d array cannot be split")
     ios = indices_or_sections
     if isinstance(ios, NDArray):
@@ -1087,8 +1108,9 @@ def ndim(a):
 
 
 def may_share_memory(a, b, max_work=None):
-    """Whether ``a`` and ``b`` share storage (views of one array do)."""
-    return a._var is b._var
+    """Whether ``a`` and ``b`` may share elements (views of one array over overlapping
+    ranges; neomx's views are contiguous, so this is exact)."""
+    return shares_memory(a, b)
 
 
 def shares_memory(a, b, max_work=None):

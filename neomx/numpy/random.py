@@ -26,6 +26,9 @@ def _size(size):
 
 def _sample(name, params, defaults, size, dtype, ctx, out, integer=False):
     arrays = [p for p in params if isinstance(p, NDArray)]
+    if not arrays:          # numbers are checked now; arrays when the kernel reads them
+        from ..ops.numpy_random import check_params
+        check_params(name, list(params))
     attrs = {}
     if arrays:
         dev = arrays[0]._ctx

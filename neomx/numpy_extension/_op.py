@@ -72,7 +72,13 @@ gather_nd = _legacy('gather_nd', 'gather_nd')
 smooth_l1 = _legacy('smooth_l1', 'smooth_l1')
 log_softmax = _legacy('log_softmax', 'log_softmax')
 softmin = _legacy('softmin', 'softmin')
-slice = _legacy('slice', 'slice')  # pylint: disable=redefined-builtin
+_slice = _legacy('slice', 'slice')
+
+
+def slice(data, begin, end, step=None, out=None, name=None):  # pylint: disable=redefined-builtin
+    """``data[begin[0]:end[0]:step[0], ...]`` (None entries take the defaults)."""
+    return _slice(data, begin=tuple(begin), end=tuple(end),
+                  step=() if step is None else tuple(step), out=out)
 reshape_like = _legacy('reshape_like', 'reshape_like')
 broadcast_like = _legacy('broadcast_like', 'broadcast_like')
 cast = _legacy('Cast', 'cast')

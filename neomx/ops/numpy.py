@@ -20,7 +20,9 @@ import torch
 from ..base import dtype_name, dtype_torch
 from .elemwise import _mod, _pow, scalar_tensor
 from .reduce import reduce_axes
+from .shape import _reshape_back
 from .registry import Attr, Bool, DType, Float, Int, ShapeError, Str, register
+from .registry import get as _get_op
 
 __all__ = ['Lit', 'promote', 'result_dtype', 'np_register']
 
@@ -334,8 +336,15 @@ def _same_unary(f):
 
 
 def _round_half_even(x, decimals=0):
+    """NumPy's around: halves to even; negative ``decimals`` round to tens, hundreds..."""
     if not x.is_floating_point():
-        return x.clone()
+        if decimals >= 0:
+            return x.clone()
+        f = 10.0 ** (-decimals)
+        return (torch.round(x.double() / f) * f).to(x.dtype)
+    if decimals < 0:
+        f = 10.0 ** (-decimals)
+        return torch.round(x / f) * f
     return torch.round(x, decimals=decimals)
 
 
@@ -511,9 +520,14 @@ def _np_eye(N, M, k, ctx, dtype, device):
     return out
 
 
-register('_npi_eye', inputs=(), creation=True,
-         infer=lambda a, s, d: (((a['N'], a['N'] if a['M'] is None else a['M']),),
-                                (a['dtype'] or 'float32',)),
+def _eye_rule(attrs, shapes, dtypes):
+    shape = (attrs['N'], attrs['N'] if attrs['M'] is None else attrs['M'])
+    if shape[0] < 0 or shape[1] < 0:
+        raise ShapeError("eye: negative dimensions are not allowed: N=%d, M=%d" % shape)
+    return (shape,), (attrs['dtype'] or 'float32',)
+
+
+register('_npi_eye', inputs=(), creation=True, infer=_eye_rule,
          attrs={'N': Int(), 'M': Lit(None), 'k': Int(0), 'ctx': Str(''),
                 'dtype': DType('float32')})(_np_eye)
 
@@ -546,8 +560,11 @@ register('_npi_full_like', inputs=('a',), attrs={'fill_value': Lit(0.0), 'dtype'
 # -- reductions ---------------------------------------------------------------------------------
 
 def _axes(ndim, axis):
+    """The axes a NumPy reduction over ``axis`` reduces: all for None, none for ()."""
     if axis is None:
         return tuple(range(ndim))
+    if axis == ():
+        return ()
     return reduce_axes(ndim, axis, False)
 
 
@@ -573,15 +590,36 @@ def _reduce_rule(kind):
     def rule(attrs, shapes, dtypes):
         shape = shapes[0]
         axes = _axes(len(shape), attrs['axis'])
+        if kind in ('max', 'min') and any(shape[a] == 0 for a in axes) and \
+                attrs.get('initial') is None:
+            raise ShapeError("zero-size array to reduction operation %s which has no identity"
+                             % kind)
         d = attrs.get('dtype') or (_RED_DTYPE[kind] or (lambda d: d))(dtypes[0])
         return (_red_shape(shape, axes, attrs['keepdims']),), (d,)
     return rule
 
 
+def _acc(t, src):
+    """The dtype a sum into ``t`` accumulates in (MXNet's and NumPy's: float16 in float32,
+    a float result of float64 data in float64)."""
+    if t == torch.float16 or t == torch.bfloat16:
+        return torch.float32
+    if t.is_floating_point and src == torch.float64:
+        return torch.float64
+    return t
+
+
 def _sum_kernel(a, axis, dtype, keepdims, initial):
     axes = _axes(a.dim(), axis)
     t = dtype_torch(dtype) if dtype else (torch.int64 if a.dtype == torch.bool else a.dtype)
-    r = torch.sum(a, dim=axes, keepdim=keepdims, dtype=t) if axes else a.to(t, copy=True)
+    acc = _acc(t, a.dtype)
+    if a.requires_grad and torch.is_grad_enabled() and not t.is_floating_point:
+        # recorded into an integer result: the float sum is the shadow autograd follows
+        # (ndarray.py casts it), as MXNet differentiates integer sums
+        r = torch.sum(a.double(), dim=axes, keepdim=keepdims) if axes else a.double()
+    else:
+        r = (torch.sum(a, dim=axes, keepdim=keepdims, dtype=acc).to(t) if axes
+             else a.to(t, copy=True))
     if initial is not None:
         r = r + initial
     return r
@@ -603,10 +641,25 @@ def _prod_kernel(a, axis, dtype, keepdims, initial):
 def _mean_kernel(a, axis, dtype, keepdims):
     axes = _axes(a.dim(), axis)
     t = dtype_torch(dtype) if dtype else (a.dtype if a.is_floating_point() else torch.float32)
-    x = a.to(t)
     if not axes:
-        return x.clone()
-    return torch.mean(x, dim=axes, keepdim=keepdims)
+        if a.requires_grad and torch.is_grad_enabled() and not t.is_floating_point:
+            return a.double()       # the shadow of the integer result (see _sum_kernel)
+        return a.to(t, copy=True)
+    if t.is_floating_point:
+        # accumulated in the wider of the data's and the result's float (float16 in float32)
+        acc = torch.promote_types(a.dtype, t) if a.is_floating_point() else t
+        acc = torch.float32 if acc == torch.float16 else acc
+        return torch.mean(a.to(acc), dim=axes, keepdim=keepdims).to(t)
+    # an integer result: the mean in float64, truncated (NumPy's astype); recorded, the
+    # float mean is the shadow autograd follows (ndarray.py casts it)
+    if a.requires_grad and torch.is_grad_enabled():
+        return torch.mean(a.to(torch.float64), dim=axes, keepdim=keepdims)
+    # NumPy sums in the integer dtype (wrapping around), then divides
+    n = 1
+    for ax in axes:
+        n *= a.shape[ax]
+    total = torch.sum(a.to(t), dim=axes, keepdim=keepdims).to(t)
+    return (total.double() / n).to(t)
 
 
 def _moment_kernel(name):
@@ -615,10 +668,17 @@ def _moment_kernel(name):
         t = dtype_torch(dtype) if dtype else (a.dtype if a.is_floating_point()
                                               else torch.float32)
         x = a.to(t)
-        f = torch.var if name == 'var' else torch.std
-        if not axes:
-            return torch.zeros_like(x)
-        return f(x, dim=axes, correction=ddof, keepdim=keepdims)
+        n = 1
+        for ax in axes:
+            n *= x.shape[ax]
+        # NumPy's formula, sum((x - mean)**2) / (n - ddof): 0/0 is nan, as NumPy gives
+        if axes:
+            mean = torch.mean(x, dim=axes, keepdim=True)
+            sq = torch.sum((x - mean) ** 2, dim=axes, keepdim=keepdims)
+        else:
+            sq = torch.zeros_like(x)
+        v = sq / float(n - ddof) if n - ddof != 0 else sq / torch.zeros((), dtype=t)
+        return v if name == 'var' else torch.sqrt(v)
     return k
 
 
@@ -680,8 +740,8 @@ register('_np_any', inputs=('a',), attrs={'axis': Lit(None), 'keepdims': Bool(Fa
 
 def _arg_kernel(f):
     def k(data, axis, keepdims):
-        if data.numel() == 0:
-            raise ValueError("attempt to get argmax/argmin of an empty sequence")
+        if data.dim() == 0:
+            return torch.zeros((), dtype=torch.int64, device=data.device)
         if axis is None:
             r = f(data.reshape(-1))
             return r.reshape((1,) * data.dim()) if keepdims else r
@@ -691,7 +751,14 @@ def _arg_kernel(f):
 
 def _arg_rule(attrs, shapes, dtypes):
     shape = shapes[0]
-    axes = _axes(len(shape), attrs['axis'])
+    axis = attrs['axis']
+    if not shape:
+        if axis not in (None, 0, -1):
+            raise ShapeError("axis %s is out of bounds for array of dimension 0" % (axis,))
+        return ((),), ('int64',)
+    axes = _axes(len(shape), axis)
+    if any(shape[a] == 0 for a in axes) or (axis is None and 0 in shape):
+        raise ShapeError("attempt to get argmax/argmin of an empty sequence")
     return (_red_shape(shape, axes, attrs['keepdims']),), ('int64',)
 
 
@@ -732,7 +799,7 @@ def _np_reshape(a, newshape, order='C'):
 
 
 register('_np_reshape', inputs=('a',), attrs={'newshape': Lit(()), 'order': Str('C')},
-         infer=_reshape_rule, view=True)(_np_reshape)
+         infer=_reshape_rule, view=True, back=_reshape_back)(_np_reshape)
 
 
 def _transpose_axes(ndim, axes):
@@ -755,6 +822,8 @@ register('_np_transpose', inputs=('a',), attrs={'axes': Lit(None)}, view=True,
 
 
 def _np_squeeze(a, axis):
+    if a.dim() == 0 and axis in (0, -1, (0,), (-1,), ()):
+        return a.clone()
     if axis is None:
         return a.reshape(tuple(d for d in a.shape if d != 1))
     axes = reduce_axes(a.dim(), axis, False)
@@ -856,7 +925,10 @@ register('_np_copy', inputs=('a',), infer=_unary_rule('same'), infer_attrs=())(_
 
 
 def _astype(data, dtype, copy=True):
-    return data.to(dtype_torch(dtype), copy=True)
+    t = dtype_torch(dtype)
+    if data.requires_grad and torch.is_grad_enabled() and not t.is_floating_point:
+        return data.double()        # the shadow of the integer result (see _sum_kernel)
+    return data.to(t, copy=True)
 
 
 register('_npi_astype', inputs=('data',), attrs={'dtype': DType('float32'), 'copy': Bool(True)},
@@ -871,7 +943,7 @@ def _np_dot(a, b):
         return a * b
     if b.dim() == 1:
         return torch.matmul(a, b) if a.dim() >= 1 else a * b
-    if a.dim() <= 2:
+    if a.dim() <= 2 and b.dim() == 2:
         return torch.matmul(a, b)
     return torch.tensordot(a, b, dims=([a.dim() - 1], [b.dim() - 2]))
 
@@ -985,6 +1057,10 @@ np_register('_npi_tile', attrs={'reps': Lit(())})(_tile_full)
 
 def _broadcast_to(a, shape):
     shape = _np_shape(shape)
+    if -2 in shape:     # MXNet: -2 keeps the input's dimension (aligned from the right)
+        lead = len(shape) - a.dim()
+        shape = tuple(a.shape[i - lead] if d == -2 and i >= lead else d
+                      for i, d in enumerate(shape))
     try:
         return a.expand(shape) if a.dim() <= len(shape) else _bad_bcast(a, shape)
     except RuntimeError:
@@ -996,7 +1072,7 @@ def _bad_bcast(a, shape):
                      "[original->remapped]: %s and requested shape %s" % (tuple(a.shape), shape))
 
 
-np_register('_np_broadcast_to', view=True, attrs={'shape': Lit(())})(_broadcast_to)
+np_register('_npi_broadcast_to', view=True, attrs={'shape': Lit(())})(_broadcast_to)
 
 
 def _flip(a, axis):
@@ -1010,6 +1086,8 @@ np_register('_npi_flip', attrs={'axis': Lit(None)})(_flip)
 
 
 def _roll(a, shift, axis):
+    if isinstance(axis, tuple) and not isinstance(shift, tuple):
+        shift = (shift,) * len(axis)      # one shift for every axis, as NumPy
     if axis is None:
         return torch.roll(a.reshape(-1), shift if not isinstance(shift, tuple) else
                           _builtins.sum(shift)).reshape(a.shape)
@@ -1179,7 +1257,7 @@ def _cumprod(a, axis, dtype):
     return torch.cumprod(a, _norm_ax(axis, a.dim()), dtype=t)
 
 
-np_register('_np_cumprod', attrs={'axis': Lit(None), 'dtype': DType(None)})(_cumprod)
+np_register('_npi_cumprod', attrs={'axis': Lit(None), 'dtype': DType(None)})(_cumprod)
 
 
 def _sort(a, axis, descending):
@@ -1222,7 +1300,7 @@ def _atleast(a, ndim):
     return a.reshape(tuple(a.shape) + (1,))
 
 
-np_register('_np_atleast_nd', view=True, attrs={'ndim': Int(1)})(_atleast)
+np_register('_npi_atleast_nd', view=True, attrs={'ndim': Int(1)})(_atleast)
 
 
 def _pad(a, pad_width, mode, constant_values, reflect_type):
@@ -1239,28 +1317,27 @@ def _pad(a, pad_width, mode, constant_values, reflect_type):
         flat += [int(lo), int(hi)]
     if mode == 'constant':
         return F.pad(a, flat, value=constant_values)
-    torch_mode = {'reflect': 'reflect', 'edge': 'replicate', 'symmetric': None,
-                  'wrap': 'circular'}.get(mode)
-    if torch_mode is None:
-        if mode in ('symmetric', 'maximum', 'minimum', 'mean', 'median'):
-            return _pad_numpy(a, pw, mode)
-        raise ShapeError("pad: mode %r is not supported" % (mode,))
-    return _pad_generic(a, pw, torch_mode)
+    if mode in ('reflect', 'symmetric', 'edge', 'wrap'):
+        return _pad_by_index(a, pw, mode)
+    if mode in ('maximum', 'minimum', 'mean', 'median'):
+        return _pad_numpy(a, pw, mode)
+    raise ShapeError("pad: mode %r is not supported" % (mode,))
 
 
-def _pad_generic(a, pw, torch_mode):
-    # torch pads the trailing dims of a batched tensor only: pad one axis at a time.
-    import torch.nn.functional as F
+def _pad_by_index(a, pw, mode):
+    """Padding that repeats elements (reflect, symmetric, edge, wrap): NumPy's pad of the
+    indices along each axis, gathered, so any pad width works and gradients flow."""
+    import numpy as onp
     out = a
     for ax, (lo, hi) in enumerate(pw):
         if lo == 0 and hi == 0:
             continue
-        moved = out.movedim(ax, -1)
-        shape = moved.shape
-        x = moved.reshape(1, -1, shape[-1]).to(torch.float64 if not out.is_floating_point()
-                                                else out.dtype)
-        y = F.pad(x, [int(lo), int(hi)], mode=torch_mode)
-        out = y.reshape(tuple(shape[:-1]) + (y.shape[-1],)).movedim(-1, ax).to(a.dtype)
+        n = out.shape[ax]
+        if n == 0:
+            raise ShapeError("pad: can't extend empty axis %d using modes other than "
+                             "'constant'" % ax)
+        idx = onp.pad(onp.arange(n), (int(lo), int(hi)), mode=mode)
+        out = torch.index_select(out, ax, torch.as_tensor(idx, device=out.device))
     return out
 
 
@@ -1294,6 +1371,17 @@ def _tensordot(a, b, a_axes, b_axes):
 np_register('_npi_tensordot', inputs=('a', 'b'), attrs={'a_axes': Lit(()), 'b_axes': Lit(())},
             cost=lambda at, s, o: math.prod(o[0]) * math.prod(s[0][i] for i in at['a_axes']))(
     _tensordot)
+
+
+def _tensordot_int_axes(a, b, axes):
+    """``tensordot`` over the last ``axes`` axes of ``a`` and the first of ``b``."""
+    a, b = _promoted(a, b)
+    return torch.tensordot(a, b, dims=([a.dim() - axes + i for i in range(axes)],
+                                       list(range(axes))))
+
+
+np_register('_npi_tensordot_int_axes', inputs=('a', 'b'), attrs={'axes': Int(2)})(
+    _tensordot_int_axes)
 
 
 def _inner(a, b):
@@ -1423,20 +1511,29 @@ np_register('_npi_insert', inputs=('arr', 'values'),
             attrs={'obj': Lit(0), 'axis': Lit(None)})(_insert_scalar)
 
 
-def _delete(arr, obj, axis):
-    import numpy as onp
-    o = obj if not isinstance(obj, tuple) or (obj and obj[0] != 'slice') else \
-        (slice(*obj[1:]) if obj and obj[0] == 'slice' else list(obj))
-    if isinstance(o, tuple):
-        o = list(o)
-    if arr.device.type == 'meta':
-        r = onp.delete(onp.zeros(tuple(arr.shape)), o, axis=axis)
-        return arr.new_empty(r.shape)
-    r = onp.delete(arr.detach().cpu().numpy(), o, axis=axis)
-    return torch.from_numpy(onp.ascontiguousarray(r)).to(arr.device)
+def _delete(arr, obj, axis, index_array=False):
+    """``arr`` without the entries ``obj`` (an integer, or a tuple of them: MXNet ignores the
+    ones out of [0, n) in an index array) along ``axis`` (of the flattened array when None)."""
+    if axis is None:
+        arr, axis = arr.reshape(-1), 0
+    axis = _norm_ax(axis, arr.dim())
+    n = arr.shape[axis]
+    keep = [True] * n
+    if index_array:
+        for i in obj:
+            if 0 <= i < n:
+                keep[i] = False
+    else:
+        if not -n <= obj < n:
+            raise ShapeError("index %d is out of bounds for axis %d with size %d"
+                             % (obj, axis, n))
+        keep[obj % n] = False
+    idx = torch.tensor([i for i in range(n) if keep[i]], dtype=torch.long, device=arr.device)
+    return torch.index_select(arr, axis, idx)
 
 
-np_register('_npi_delete', inputs=('arr',), attrs={'obj': Lit(0), 'axis': Lit(None)})(_delete)
+np_register('_npi_delete', inputs=('arr',), attrs={'obj': Lit(0), 'axis': Lit(None),
+                                                  'index_array': Bool(False)})(_delete)
 
 
 def _resize(a, new_shape):
@@ -1449,7 +1546,7 @@ def _resize(a, new_shape):
     return flat.repeat(reps)[:n].reshape(shape)
 
 
-np_register('_np_resize', attrs={'new_shape': Lit(())})(_resize)
+np_register('_npi_resize', attrs={'new_shape': Lit(())})(_resize)
 
 
 def _windows(kind):
@@ -1693,3 +1790,42 @@ def _shape_array(data):
 
 register('_npi_shape_array', inputs=('data',),
          infer=lambda at, s, d: (((len(s[0]),),), ('int64',)))(_shape_array)
+
+
+# MXNet gives integer mod and floor division a zero gradient (ndarray.py's integer shadows
+# leave their results out of the graph).
+for _n in ('_npi_mod', '_npi_mod_scalar', '_npi_rmod_scalar', '_npi_fmod', '_npi_fmod_scalar',
+           '_npi_rfmod_scalar', '_npi_floor_divide', '_npi_floor_divide_scalar',
+           '_npi_rfloor_divide_scalar'):
+    _get_op(_n).kernel.int_no_grad = True
+
+
+# -- boolean mask assignment (np._internal) ---------------------------------------------------
+
+def _mask_key(mask, start_axis):
+    return (slice(None),) * start_axis + (mask,)
+
+
+def _boolean_mask_assign_scalar(data, mask, value, start_axis):
+    out = data.clone()
+    out[_mask_key(mask.bool(), start_axis)] = value
+    return out
+
+
+def _boolean_mask_assign_tensor(data, mask, value, start_axis):
+    out = data.clone()
+    key = _mask_key(mask.bool(), start_axis)
+    target = out[key]
+    v = value.to(out.dtype)
+    if v.dim() > target.dim():
+        v = v.reshape(v.shape[v.dim() - target.dim():]) if v.numel() == target.numel() or \
+            all(d == 1 for d in v.shape[:v.dim() - target.dim()]) else v
+    # the value may hold the selected count on start_axis or broadcast to it
+    out[key] = torch.broadcast_to(v, target.shape) if v.shape != target.shape else v
+    return out
+
+
+np_register('_npi_boolean_mask_assign_scalar', inputs=('data', 'mask'), infer=_unary_rule('same'),
+            attrs={'value': Lit(0.0), 'start_axis': Int(0)})(_boolean_mask_assign_scalar)
+np_register('_npi_boolean_mask_assign_tensor', inputs=('data', 'mask', 'value'),
+            infer=_unary_rule('same'), attrs={'start_axis': Int(0)})(_boolean_mask_assign_tensor)

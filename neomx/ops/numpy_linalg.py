@@ -22,6 +22,8 @@ def _square(name, a):
 
 def _norm(x, ord, axis, keepdims, flag=-1):
     x = _float(x)
+    if ord in ('inf', '-inf'):
+        ord = float(ord)
     if axis is None and ord is None:
         r = torch.linalg.vector_norm(x.reshape(-1))
         return r.reshape((1,) * x.dim()) if keepdims else r
@@ -99,9 +101,7 @@ def _pinv(a, rcond=1e-15, hermitian=False):
 
 
 def _pinv_arr(a, rcond, hermitian=False):
-    r = rcond.to(_float(a).dtype)
-    return torch.linalg.pinv(_float(a), rtol=r.unsqueeze(-1) if r.dim() else r,
-                             hermitian=hermitian)
+    return torch.linalg.pinv(_float(a), rtol=rcond.to(_float(a).dtype), hermitian=hermitian)
 
 
 register('_npi_pinv_scalar_rcond', inputs=('a',),
@@ -176,7 +176,9 @@ def _tensorsolve(a, b, a_axes=None):
             allaxes.remove(k % a.dim())
             allaxes.insert(a.dim(), k % a.dim())
         a = a.permute(allaxes)
-    oshape = tuple(a.shape[b.dim():])
+    # MXNet's solution shape: the trailing a.ndim - b.ndim axes of (permuted) a, as a Python
+    # slice (so equal ranks give all of a's shape)
+    oshape = tuple(a.shape)[-(a.dim() - b.dim()):]
     n = math.prod(oshape)
     x = torch.linalg.solve(a.reshape(-1, n), b.reshape(-1))
     return x.reshape(oshape)

@@ -42,10 +42,37 @@ def _rule(attrs, shapes, dtypes):
 
 def _params(arrays, scalars, t):
     """Each parameter as a tensor (an array input) or a Python number (an attribute)."""
-    out = []
-    for a, s in zip(arrays, scalars):
-        out.append(a.to(t) if a is not None else s)
-    return out
+    arrays = tuple(arrays) + (None,) * (len(scalars) - len(arrays))
+    return [a.to(t) if a is not None else s for a, s in zip(arrays, scalars)]
+
+
+# Parameter constraints, (index of the parameter, lowest allowed, whether it may equal it):
+# a violation is a ValueError, raised when the parameters are read.
+CONSTRAINTS = {
+    'normal': [(1, 0.0, True)], 'lognormal': [(1, 0.0, True)], 'logistic': [(1, 0.0, True)],
+    'gumbel': [(1, 0.0, True)], 'exponential': [(0, 0.0, True)], 'rayleigh': [(0, 0.0, True)],
+    'weibull': [(0, 0.0, False)], 'pareto': [(0, 0.0, False)], 'powerd': [(0, 0.0, False)],
+    'gamma': [(0, 0.0, False), (1, 0.0, False)], 'chisquare': [(0, 0.0, False)],
+    'beta': [(0, 0.0, False), (1, 0.0, False)],
+}
+
+
+def check_params(name, params):
+    """Raises ValueError when parameters (numbers or tensors; None for absent) violate the
+    distribution's constraints."""
+    for i, low, equal_ok in CONSTRAINTS.get(name, ()):
+        p = params[i]
+        if p is None:
+            continue
+        bad = (p < low) if equal_ok else (p <= low)
+        if bool(bad.any()) if isinstance(bad, torch.Tensor) else bad:
+            raise ValueError("np.random.%s: parameter %d must be %s %s"
+                             % (name, i, '>=' if equal_ok else '>', low))
+    if name == 'bernoulli' and params[0] is not None:
+        p = params[0]
+        bad = (p < 0) | (p > 1) if isinstance(p, torch.Tensor) else (p < 0 or p > 1)
+        if bool(bad.any()) if isinstance(bad, torch.Tensor) else bad:
+            raise ValueError("npx.random.bernoulli: prob must be in [0, 1]")
 
 
 def _register(name, names, defaults, draw, integer=False):
@@ -57,7 +84,7 @@ def _register(name, names, defaults, draw, integer=False):
                   'dtype': DType('int64' if integer else 'float32')})
 
     def kernel(*args, size=None, ctx='', dtype=None, device=None, generator=None, **kw):
-        arrays = args[:n]
+        arrays = tuple(args[:n]) + (None,) * (n - len(args))
         shape = _sample_shape(size, arrays)
         t = dtype_torch(dtype or ('int64' if integer else 'float32'))
         dev = device if device is not None else next(a.device for a in arrays if a is not None)
@@ -65,6 +92,7 @@ def _register(name, names, defaults, draw, integer=False):
             return torch.empty(shape, dtype=t, device=dev)
         ft = t if t.is_floating_point else torch.float32
         ps = _params(arrays, [kw[k] for k in names], ft)
+        check_params(name, ps)
         r = draw(shape, ps, ft, dev, generator)
         return r.to(t) if r.dtype != t else r
     kernel.__name__ = name
@@ -163,7 +191,9 @@ _register('random_randint', ('low', 'high'), (0, 1), _randint, integer=True)
 
 def _bernoulli(s, p, t, d, g):
     prob, logit = p
-    if prob is None or (isinstance(prob, float) and math.isnan(prob)):
+    if prob is None or (isinstance(prob, float) and math.isnan(prob)) or (
+            isinstance(prob, torch.Tensor) and bool(torch.isnan(prob).all()) and
+            logit is not None):
         prob = torch.sigmoid(_as_t(logit, t, d))
     return (_u(s, t, d, g) < prob).to(t)
 
@@ -180,8 +210,8 @@ def _choice(a=None, p=None, n=0, size=None, replace=True, weighted=False, ctx=''
     shape = _np_shape(size) if size is not None else ()
     count = math.prod(shape)
     dev = device
-    if dev.type == 'meta':
-        return torch.empty(shape, dtype=torch.int64, device=dev)
+    if dev.type == 'meta' or count == 0:
+        return torch.zeros(shape, dtype=torch.int64, device=dev)
     w = p.double() if p is not None else torch.ones(n, dtype=torch.float64, device=dev)
     if not replace and count > w.shape[0]:
         raise ValueError("Cannot take a larger sample than population when 'replace=False'")
@@ -219,9 +249,11 @@ def _mvn(mean, cov, size=None, generator=None):
         tuple(mean.shape), tuple(cov.shape[:-1])))
     if mean.device.type == 'meta':
         return torch.empty(shape, dtype=mean.dtype, device=mean.device)
-    L = torch.linalg.cholesky(cov)
-    z = torch.randn(shape, dtype=mean.dtype, device=mean.device, generator=generator)
-    return mean + torch.einsum('...ij,...j->...i', L, z)
+    t = mean.dtype
+    w = torch.float32 if t in (torch.float16, torch.bfloat16) else t     # no half cholesky
+    L = torch.linalg.cholesky(cov.to(w))
+    z = torch.randn(shape, dtype=w, device=mean.device, generator=generator)
+    return (mean.to(w) + torch.einsum('...ij,...j->...i', L, z)).to(t)
 
 
 register('_npi_mvn', inputs=('mean', 'cov'), rng=True, attrs={'size': Lit(None)})(_mvn)

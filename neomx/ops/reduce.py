@@ -251,8 +251,18 @@ def _cumsum(a, axis, dtype):
     x, dim = (a.reshape(-1), 0) if axis is None else (a, axis)
     if not -max(x.dim(), 1) <= dim < max(x.dim(), 1):
         raise ShapeError("axis %d is out of range for an array of %d dims" % (dim, a.dim()))
-    out = torch.cumsum(x, dim)
-    return out.to(dtype_torch(dtype) if dtype else a.dtype)
+    want = dtype_torch(dtype) if dtype else (torch.int64 if a.dtype == torch.bool else a.dtype)
+    if want == torch.float16 and x.shape[dim] > 1 and x.device.type != 'meta':
+        # Summed in float16 step by step, as NumPy and MXNet do (torch accumulates in float32,
+        # which differs by more than float16's tolerance on longer sums).
+        x = x.to(want)
+        parts = [x.select(dim, 0)]
+        for i in range(1, x.shape[dim]):
+            parts.append(parts[-1] + x.select(dim, i))
+        return torch.stack(parts, dim)
+    if want != a.dtype and want.is_floating_point:
+        return torch.cumsum(x.to(want), dim)
+    return torch.cumsum(x, dim).to(want)
 
 
 register('_np_cumsum', aliases=('cumsum',), inputs=('a',),

@@ -15,13 +15,14 @@ autograd, so gradients flow through it exactly as through the operators one by o
 import torch
 
 from .. import engine as _engine
-from ..base import MXNetError, mode
+from ..base import MXNetError, dtype_torch, mode
 from ..context import current_context
-from ..ndarray.ndarray import (NDArray, Storage, _make, _merge_leaves, record_outputs, rng_var,
+from ..ndarray.ndarray import (_INTEGERS, NDArray, Storage, _make, _merge_leaves, record_outputs,
+                               rng_var, shadow_tensor,
                                user_line)
 from . import passes
 from .codegen import generate
-from .graph import Graph
+from .graph import Graph, input_slots, kernel_extras
 
 __all__ = ['CachedOp', 'Program', 'compile_program']
 
@@ -29,7 +30,8 @@ __all__ = ['CachedOp', 'Program', 'compile_program']
 class Program:
     """A compiled graph for one signature: the generated code, the output shapes and dtypes,
     which inputs it writes (auxiliary states) and whether it draws random numbers."""
-    __slots__ = ('code', 'out_specs', 'aux', 'rng', 'work', 'name', 'graph', 'replay')
+    __slots__ = ('code', 'out_specs', 'aux', 'rng', 'work', 'name', 'graph', 'replay',
+                 'input_names', 'integer_nodes')
 
     def __init__(self, code, out_specs, aux, rng, work, name, graph):
         self.code = code
@@ -40,6 +42,8 @@ class Program:
         self.name = name
         self.graph = graph
         self.replay = None
+        self.input_names = ()
+        self.integer_nodes = frozenset()    # ids of nodes with an integer first output
 
     @property
     def source(self):
@@ -77,6 +81,10 @@ class Program:
                 rec = record_outputs(out_vars, [x._var for x in data] + list(pvars), leaves)
         fn = self.code.fn if (rec or self.replay is None) else self.replay
         dev = ctx.torch_device
+        if rec and (any(getattr(v, 'shadow', None) is not None for v in reads) or
+                    any(d in _INTEGERS for _, d in self.out_specs)):
+            _push_shadowed(self, fn, data, pvars, outs, reads, writes, ctx, gen, where)
+            return outs
 
         def tensors():
             ts = [x._tensor() for x in data]
@@ -103,6 +111,57 @@ class Program:
                 v.tensor = r
         _engine._engine.push(run, reads, writes, ctx, self.name, where, False, self.work)
         return outs
+
+
+def _push_shadowed(prog, fn, data, pvars, outs, reads, writes, ctx, gen, where):
+    """``Program.call`` recording from integer arrays autograd follows (ndarray.py's
+    shadows): the program runs on their float64 shadows; integer outputs keep the float
+    result as their shadow."""
+    for o in outs:
+        if o._dtype in _INTEGERS:
+            o._var.shadow = True
+    dev = ctx.torch_device
+
+    def run():
+        torch.set_grad_enabled(True)
+        try:
+            ts = [shadow_tensor(x) if x._var.shadow is not None else x._tensor() for x in data]
+            ts += [v.tensor if v.shadow is None else v.shadow for v in pvars]
+            rs = _interpret_shadowed(prog, ts, gen, dev)
+        finally:
+            torch.set_grad_enabled(False)
+        for o, r in zip(outs, rs):
+            want = dtype_torch(o._dtype)
+            if o._dtype in _INTEGERS:
+                o._var.shadow = r if r.is_floating_point() else None
+                o._var.tensor = r.detach().to(want)
+            else:
+                o._var.tensor = r if r.dtype == want else r.to(want)
+    _engine._engine.push(run, reads, writes, ctx, prog.name, where, False, prog.work)
+
+
+def _interpret_shadowed(prog, ts, gen, dev):
+    """The program's graph run node by node on ``ts`` (float64 shadows for integer arrays);
+    integer results of operators whose integer gradient MXNet defines as zero
+    (``kernel.int_no_grad``: mod, floor division) are cut from the graph."""
+    feed = dict(zip(prog.input_names, ts))
+    env = {}
+    for node in prog.graph.nodes:
+        if node.op is None:
+            value = node.extra.get('__value__')
+            env[id(node)] = (value.tensor if value is not None else feed[node.name],)
+            continue
+        n, slots = input_slots(node)
+        args = [None] * n
+        for pos, (src, k) in zip(slots, node.inputs):
+            args[pos] = env[id(src)][k]
+        out = node.op.kernel(*args, **node.attrs,
+                             **kernel_extras(node.op, dev, mode.training, gen))
+        out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        if id(node) in prog.integer_nodes and getattr(node.op.kernel, 'int_no_grad', False):
+            out = tuple(o.detach() for o in out)
+        env[id(node)] = out
+    return [env[id(n)][k] for n, k in prog.graph.heads]
 
 
 def _work(graph, inferred):
@@ -144,6 +203,9 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     aux = tuple(i for i, nm in enumerate(input_names) if nm in aux_names)
     rng = any(n.op is not None and n.op.rng for n in g.nodes)
     prog = Program(code, out_specs, aux, rng, _work(g, inferred), name, g)
+    prog.input_names = tuple(input_names)
+    prog.integer_nodes = frozenset(id(n) for n in g.nodes if n.op is not None and
+                                   (inferred.dtypes[n] or [None])[0] in _INTEGERS)
     if backend == 'inductor':
         compiled = torch.compile(code.fn, dynamic=False)
         code.fn = compiled

@@ -29,7 +29,26 @@ from .graph import Node
 from .passes import Constant
 from .symbol import Symbol
 
-__all__ = ['Trace']
+__all__ = ['Trace', 'NullTrace']
+
+
+def _engine_wait(array):
+    from .. import engine
+    engine._engine.wait_for_var(array._var)
+
+
+class NullTrace:
+    """A trace that records nothing: a block whose graph depends on values runs its
+    ``forward`` imperatively with this as ``mode.tracing`` (children skip their compiled
+    graphs too)."""
+    values_read = False
+    functional = False      # writes into out= happen, as outside a trace
+
+    def record(self, op, inputs, attrs, result):
+        pass
+
+    def alias(self, array, other):
+        pass
 
 
 class Trace:
@@ -38,6 +57,8 @@ class Trace:
     ``resolve(array)`` (optional) names an array that is none of the recorded ones: it
     returns a variable name (a parameter's) or None for a constant."""
 
+    functional = True       # a write into out= records a new value (see ndarray._traced)
+
     def __init__(self, resolve=None):
         self.entries = {}       # id(array) -> (node, output index)
         self.keep = []          # arrays seen: alive until the trace ends, so ids stay unique
@@ -45,6 +66,9 @@ class Trace:
         self.variables = {}     # name -> variable node
         self.by_storage = {}    # (id(storage Var), view offset, shape) -> entry
         self.constants = 0
+        # Set when the run read array values (asnumpy, item, a boolean index, np.unique...):
+        # then the graph may hold only for these values, and the block runs imperatively.
+        self.values_read = False
 
     def add_input(self, array, name):
         """Marks ``array`` as the graph input ``name``."""
@@ -74,8 +98,9 @@ class Trace:
             self.add_input(array, name)
             return self.entries[id(array)]
         # A constant captured from outside the block: its value now, baked into the graph.
+        _engine_wait(array)
         node = Node(None, '_dc_const%d' % self.constants,
-                    extra={'__value__': Constant(array._data().detach().clone())})
+                    extra={'__value__': Constant(array._tensor().detach().clone())})
         self.constants += 1
         self._add(array, (node, 0))
         return self.entries[id(array)]
@@ -89,6 +114,12 @@ class Trace:
         outs = result if isinstance(result, (list, tuple)) else [result]
         for k, o in enumerate(outs):
             self._add(o, (node, k))
+
+    def alias(self, array, other):
+        """From here on, ``array`` stands for the value ``other`` has (a write into it)."""
+        e = self.entries.get(id(other))
+        if e is not None:
+            self._add(array, e)
 
     def symbol(self, outputs):
         """The Symbol of the recorded graph with ``outputs`` (arrays) as its heads."""

@@ -350,7 +350,7 @@ def settle_creation_shapes(graph, inferred):
     for node in graph.nodes:
         new = node
         op = node.op
-        if (op is not None and op.creation and 'shape' in node.attrs and
+        if (op is not None and op.creation and isinstance(node.attrs.get('shape'), tuple) and
                 not known(node.attrs['shape']) and known(inferred.shapes[node][0])):
             new = node.copy()
             new.attrs['shape'] = tuple(inferred.shapes[node][0])
