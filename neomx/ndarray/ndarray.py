@@ -509,27 +509,27 @@ def _closure_shadow(kernel, inputs, kw, outs, view):
             o._var.shadow = True
 
     def fn():
-        torch.set_grad_enabled(True)
+        torch.set_grad_enabled(True)    # the casts below are in the graph too
         try:
             ts = [None if x is None else
                   (shadow_tensor(x) if x._var.shadow is not None else x._tensor())
                   for x in inputs]
             rs = kernel(*ts, **kw)
+            if isinstance(rs, torch.Tensor):
+                rs = (rs,)
+            for o, r in zip(outs, rs):
+                if view:
+                    r = _own(r)
+                v = o._var
+                want = dtype_torch(o._dtype)
+                if o._dtype in _INTEGERS:
+                    # (a float result is the shadow autograd follows; an integer one has none)
+                    v.shadow = r if r.is_floating_point() else None
+                    v.tensor = r.detach().to(want)
+                else:
+                    v.tensor = r if r.dtype == want else r.to(want)
         finally:
             torch.set_grad_enabled(False)
-        if isinstance(rs, torch.Tensor):
-            rs = (rs,)
-        for o, r in zip(outs, rs):
-            if view:
-                r = _own(r)
-            v = o._var
-            want = dtype_torch(o._dtype)
-            if o._dtype in _INTEGERS:
-                # (a float result is the shadow autograd follows; an integer one has none)
-                v.shadow = r if r.is_floating_point() else None
-                v.tensor = r.detach().to(want)
-            else:
-                v.tensor = r if r.dtype == want else r.to(want)
     return fn
 
 

@@ -128,15 +128,15 @@ def _push_shadowed(prog, fn, data, pvars, outs, reads, writes, ctx, gen, where):
             ts = [shadow_tensor(x) if x._var.shadow is not None else x._tensor() for x in data]
             ts += [v.tensor if v.shadow is None else v.shadow for v in pvars]
             rs = _interpret_shadowed(prog, ts, gen, dev)
+            for o, r in zip(outs, rs):      # (with grad mode on: the casts are recorded)
+                want = dtype_torch(o._dtype)
+                if o._dtype in _INTEGERS:
+                    o._var.shadow = r if r.is_floating_point() else None
+                    o._var.tensor = r.detach().to(want)
+                else:
+                    o._var.tensor = r if r.dtype == want else r.to(want)
         finally:
             torch.set_grad_enabled(False)
-        for o, r in zip(outs, rs):
-            want = dtype_torch(o._dtype)
-            if o._dtype in _INTEGERS:
-                o._var.shadow = r if r.is_floating_point() else None
-                o._var.tensor = r.detach().to(want)
-            else:
-                o._var.tensor = r if r.dtype == want else r.to(want)
     _engine._engine.push(run, reads, writes, ctx, prog.name, where, False, prog.work)
 
 
