@@ -103,6 +103,51 @@ out['deformable_conv'] = grads(lambda d, o, w: C.DeformableConvolution(
 out['modulated_deformable_conv'] = [C.ModulatedDeformableConvolution(   # MXNet: no CPU backward
     data, offset, mask, weight, kernel=(3, 3), pad=(1, 1), num_filter=6, num_group=2,
     num_deformable_group=2, no_bias=True)]
+boxes = mx.nd.array(rs.uniform(0, 10, (2, 6, 2)))
+boxes = mx.nd.concat(boxes, boxes + arr(2, 6, 2, lo=1, hi=5), dim=2)
+ids = mx.nd.array(rs.randint(0, 3, (2, 6, 1)).astype('float32'))
+scores_b = arr(2, 6, 1)
+dets = mx.nd.concat(ids, scores_b, boxes, dim=2)
+out['box_iou'] = [C.box_iou(boxes[0], boxes[1]), C.box_iou(boxes, boxes[0], format='center')]
+out['box_nms'] = grads(lambda d: C.box_nms(d, overlap_thresh=0.2, valid_thresh=0.1, topk=5,
+                                           id_index=0, background_id=2), dets)
+out['box_nms_force'] = [C.box_nms(dets, overlap_thresh=0.1, force_suppress=True,
+                                  out_format='center')]
+anchors = boxes[0:1] / 10
+refs = boxes[1:2] / 10
+out['box_encode'] = list(C.box_encode(mx.nd.array([[1, 0, 1, 1, 0, 1]]),
+                                      mx.nd.array([[0, 1, 2, 5, 4, 3]]), anchors, refs,
+                                      mx.nd.array([0.1, 0, -0.1, 0]),
+                                      mx.nd.array([0.1, 0.1, 0.2, 0.2])))
+deltas = arr(1, 6, 4, lo=-1)
+out['box_decode'] = [C.box_decode(deltas, anchors, 0.1, 0.1, 0.2, 0.2),
+                     C.box_decode(deltas * 20, anchors, 0.1, 0.1, 0.2, 0.2, clip=1.5,
+                                  format='corner')]
+out['bipartite_matching'] = list(C.bipartite_matching(arr(2, 5, 3), threshold=0.3)) + list(
+    C.bipartite_matching(arr(5, 4), threshold=0.8, is_ascend=True, topk=2))
+fmap = arr(1, 2, 3, 4)
+out['multibox_prior'] = [C.MultiBoxPrior(fmap, sizes=(0.5, 0.25), ratios=(1, 2, 0.5)),
+                         C.MultiBoxPrior(fmap, sizes=(0.9,), ratios=(3,), clip=True,
+                                         steps=(0.2, 0.3), offsets=(0.2, 0.7))]
+priors = out['multibox_prior'][0]                       # (1, 48, 4)
+gt = mx.nd.array([[[1, 0.1, 0.1, 0.4, 0.5], [0, 0.5, 0.4, 0.9, 0.8], [-1, -1, -1, -1, -1]],
+                  [[2, 0.2, 0.3, 0.6, 0.7], [-1, -1, -1, -1, -1], [-1, -1, -1, -1, -1]]])
+logits = arr(2, 4, 48, lo=-2, hi=2)
+out['multibox_target'] = list(C.MultiBoxTarget(priors, gt, logits, overlap_threshold=0.3))
+out['multibox_target_mining'] = list(C.MultiBoxTarget(
+    priors, gt, logits, overlap_threshold=0.4, negative_mining_ratio=3,
+    negative_mining_thresh=0.4, minimum_negative_samples=2))
+probs = mx.nd.softmax(arr(2, 4, 48, lo=-3, hi=3), axis=1)
+locs = arr(2, 48 * 4, lo=-1)
+out['multibox_detection'] = [C.MultiBoxDetection(probs, locs, priors, threshold=0.3),
+                             C.MultiBoxDetection(probs, locs, priors, threshold=0.2,
+                                                 force_suppress=True, nms_threshold=0.3,
+                                                 nms_topk=10, clip=False)]
+out['proposal'] = list(C.Proposal(arr(1, 12, 5, 6), arr(1, 24, 5, 6, lo=-0.3, hi=0.3),
+                                  mx.nd.array([[70, 90, 1.0]]), scales=(2, 4), ratios=(0.5, 1, 2),
+                                  feature_stride=16, rpn_pre_nms_top_n=50,
+                                  rpn_post_nms_top_n=20, threshold=0.5, rpn_min_size=4,
+                                  output_score=True))
 out['instance_norm_single_cell'] = [mx.nd.InstanceNorm(arr(2, 3, 1), mx.nd.ones(3),
                                                        mx.nd.array([1, 2, 3]))]
 '''

@@ -6,7 +6,7 @@ from . import elemwise, creation, reduce, shape, linalg, nn  # noqa: F401  (they
 from . import indexing  # noqa: F401
 from . import image  # noqa: F401
 from . import contrib_nn  # noqa: F401
-from . import contrib, vision  # noqa: F401
+from . import contrib, vision, detection  # noqa: F401
 from . import rnn  # noqa: F401
 from . import numpy, numpy_random, numpy_linalg  # noqa: F401  (mx.np's operators)
 
