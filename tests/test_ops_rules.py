@@ -155,3 +155,17 @@ def test_creation_takes_numpy_shapes_and_numpy_dtype_spellings():
     assert nd.empty(np.array([2, 3])).shape == (2, 3)
     assert nd.zeros((2,), dtype='half').dtype == np.float16
     assert nd.array([1, 2], dtype='double').dtype == np.float64
+
+
+def test_take_raise_mode_refuses_negative_indices_as_mxnet():
+    x = nd.array([[0, 1, 2], [3, 4, 5]])
+    assert nd.take(x, nd.array([2]), axis=1, mode='raise').asnumpy().tolist() == [[2], [5]]
+    for bad in (-1, 3):
+        with pytest.raises(mx.MXNetError, match='out of range'):
+            nd.take(x, nd.array([bad]), axis=1, mode='raise').wait_to_read()
+
+
+def test_simple_bind_passes_over_keyword_arguments_that_are_not_shapes():
+    s = mx.sym.take(mx.sym.var('a'), mx.sym.var('indices'), axis=1)
+    ex = s.simple_bind(mx.cpu(), a=(2, 3), indices=(4,), axis=1, mode='clip')
+    assert ex.outputs[0].shape == (2, 4)

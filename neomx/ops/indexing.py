@@ -27,12 +27,12 @@ def _fit(idx, n, mode):
         return idx      # shape inference: clamp on 'meta' would import torch's compiler stack
     if mode == 'wrap':
         return torch.remainder(idx, n)
-    if mode == 'raise':
-        bad = (idx < -n) | (idx >= n)
+    if mode == 'raise':     # MXNet's: negative indices are out of range too
+        bad = (idx < 0) | (idx >= n)
         if bool(bad.any()):
-            raise IndexError("index %d is out of range for an axis of length %d"
+            raise IndexError("index %d is out of range [0, %d) of the axis"
                              % (int(idx[bad][0]), n))
-        return torch.remainder(idx, n)
+        return idx
     return torch.clamp(idx, 0, n - 1)
 
 

@@ -529,6 +529,8 @@ def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
     ``stype`` (kept dense; see ``nd.sparse``).
     """
     from ..ndarray import zeros
+    # as MXNet: only tuples are shapes; other keyword arguments are passed over
+    shapes = {k: v for k, v in shapes.items() if isinstance(v, tuple)}
     arg_s, _, aux_s = symbol.infer_shape(**shapes)
     if arg_s is None:
         raise MXNetError("simple_bind: the shapes %s do not determine every argument's shape "
