@@ -145,14 +145,16 @@ class _DiesOnce(Dataset):
 
 
 def test_worker_killed_by_a_signal(tmp_path):
-    loader = DataLoader(_DiesOnce(str(tmp_path / 'died')), 2, num_workers=2, timeout=60)
-    start = time.monotonic()
-    with pytest.raises(DataLoaderWorkerError, match=r'worker process \d \(pid \d+\) was killed '
-                                                     r'by SIGKILL .*while making batch 3'):
-        list(loader)
-    assert time.monotonic() - start < 10
-    # the next pass has new workers (and the flag: no worker dies)
-    assert [b.asnumpy().tolist() for b in loader] == [[2 * k, 2 * k + 1] for k in range(8)]
+    for i in range(STRESS):
+        loader = DataLoader(_DiesOnce(str(tmp_path / ('died%d' % i))), 2, num_workers=2,
+                            timeout=60)
+        start = time.monotonic()
+        with pytest.raises(DataLoaderWorkerError, match=r'worker process \d \(pid \d+\) was '
+                                                         r'killed by SIGKILL .*while making batch 3'):
+            list(loader)
+        assert time.monotonic() - start < 10
+        # the next pass has new workers (and the flag: no worker dies)
+        assert [b.asnumpy().tolist() for b in loader] == [[2 * k, 2 * k + 1] for k in range(8)]
 
 
 def test_worker_error_keeps_its_type_and_traceback():
