@@ -211,6 +211,16 @@ def _head_tensors(heads, head_grads):
     return ts, gs
 
 
+def _materialised(g, like):
+    """A gradient as an array can hold it: zeros for none, and torch's ZeroTensor (what it
+    gives for a second derivative that is zero, as abs's) made a real one."""
+    if g is None:
+        return torch.zeros_like(like)
+    if g._is_zerotensor():
+        return torch.zeros(g.shape, dtype=g.dtype, device=g.device)
+    return g
+
+
 def _explain(exc):
     msg = str(exc)
     if 'modified by an inplace operation' in msg:
@@ -284,11 +294,9 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             if detach is not None:
                 detach()
         for lv, t, (buf, req) in zip(targets, inputs, buffers):
-            g = t.grad
+            g = _materialised(t.grad, t)
             t.grad = None
             gvar = buf._var
-            if g is None:
-                g = torch.zeros_like(t)
             if g.shape != buf._shape:     # marked through a reshaped view
                 g = g.reshape(buf._shape)
             if lv.shadow is not None:           # an integer variable's gradient
@@ -319,14 +327,19 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     outs = [_make(Storage(), v._shape, v._dtype, v._ctx) for v in variables]
     if create_graph:
         leaves = frozenset().union(*[v._var.leaves for v in variables])
-        record_outputs([o._var for o in outs], [x._var for x in list(heads) + variables], leaves)
+        # Their graph is torch's gradient graph; what it reaches of the heads' graph is torch's
+        # to know, so releasing it releases only these results.
+        record_outputs([o._var for o in outs], [v._var for v in variables], leaves)
     detach = None if retain_graph else _release(nodes)
     reads = [h._var for h in heads] + [g._var for g in head_grads if g is not None] + \
         [v._var for v in variables]
 
     def fn():
         ts, gs = _head_tensors(heads, head_grads)
-        inputs = [v._tensor() for v in variables]
+        # The marked tensors themselves (a variable marked through a reshaped view is its whole
+        # storage): a view made now would not be in the graph.
+        inputs = [v._var.tensor if v._var.shadow is None else v._var.shadow
+                  for v in variables]
         torch.set_grad_enabled(create_graph)
         try:
             gr = _run_grad(ts, gs, retain_graph, create_graph, inputs) \
@@ -337,8 +350,14 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
             torch.set_grad_enabled(False)
             if detach is not None:
                 detach()
-        for o, g, t in zip(outs, gr, inputs):
-            o._var.tensor = torch.zeros_like(t) if g is None else g
+        for o, g, t, v in zip(outs, gr, inputs, variables):
+            g = _materialised(g, t)
+            if v._var.shadow is not None:       # an integer variable's gradient
+                g = g.to(v._var.tensor.dtype)
+            if g.shape != o._shape:
+                with torch.set_grad_enabled(create_graph):     # in the new graph
+                    g = g.reshape(o._shape)
+            o._var.tensor = g
     _engine._engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
     return outs     # a list even for a single variable, as in MXNet
 

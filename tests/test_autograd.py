@@ -477,6 +477,33 @@ def test_get_symbol_of_a_recording():
         ag.get_symbol(c)
 
 
+def test_second_order_grads_as_mxnet():
+    # A variable marked through a reshaped view, a second derivative that is zero (abs), and
+    # grad without retain_graph on a first-order result leaving the forward graph usable.
+    x = nd.arange(6).reshape((2, 3))
+    x.attach_grad()
+    w = nd.ones((2, 3)) * 0.5
+    w.attach_grad()
+    with ag.record():
+        y = nd.FullyConnected(x, w, num_hidden=2, no_bias=True)
+        o_y = nd.array([[0, 1], [2, 3]])
+        gx = ag.grad(y, x, head_grads=o_y, create_graph=True, retain_graph=True)[0]
+        gw2 = ag.grad(gx, w, head_grads=nd.ones((2, 3)))[0]
+        gw = ag.grad(y, w, head_grads=o_y, create_graph=True, retain_graph=True)[0]
+    np.testing.assert_allclose(gx.asnumpy(), o_y.asnumpy() @ w.asnumpy())
+    np.testing.assert_allclose(gw2.asnumpy(), o_y.asnumpy().T @ np.ones((2, 3)))
+    np.testing.assert_allclose(gw.asnumpy(), o_y.asnumpy().T @ x.asnumpy())
+    z = nd.array([1.0, -2.0])
+    z.attach_grad()
+    with ag.record():
+        g = ag.grad(nd.abs(z), z, create_graph=True, retain_graph=True)[0]
+        h = ag.grad(nd.arcsinh(z), z, create_graph=True, retain_graph=True)[0]
+    g.backward()
+    assert z.grad.asnumpy().tolist() == [0, 0]
+    h.backward()        # the true second derivative, -x / (1 + x^2)^1.5 (MXNet's has + there)
+    np.testing.assert_allclose(z.grad.asnumpy(), [-1 / 2 ** 1.5, 2 / 5 ** 1.5], rtol=1e-5)
+
+
 def test_star_import_gives_ndarray():
     names = {}
     exec('from neomx.autograd import *', names)

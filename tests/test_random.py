@@ -195,3 +195,37 @@ def test_random_pdf_dirichlet_and_generalized():
     np.testing.assert_allclose(g.asnumpy(), [[0.25, 0.25]], rtol=1e-5)
     with pytest.raises(mx.MXNetError, match='leading dims'):
         nd.random_pdf_normal(nd.ones((2, 3)), nd.zeros(3), nd.ones(3))
+
+
+def test_like_samplers_and_symbolic_forms():
+    data = nd.ones((200, 50), dtype='float64')
+    for f, mean in [(lambda d: nd.random.normal_like(d, loc=3, scale=0.1), 3),
+                    (lambda d: nd.random.uniform_like(d, low=1, high=2), 1.5),
+                    (lambda d: nd.random.poisson_like(d, lam=4), 4),
+                    (lambda d: nd.random.negative_binomial_like(d, k=3, p=0.5), 3)]:
+        s = f(data)
+        assert s.shape == data.shape and s.dtype == np.float64
+        assert abs(s.asnumpy().mean() - mean) < 0.1
+    x = mx.sym.var('x')
+    y = mx.sym.random.normal_like(x, loc=5, scale=0.1) + mx.sym.random.randn(loc=1, scale=0.01)
+    out = y.eval(x=nd.zeros((30, 40)))[0]     # randn's shape comes from inference
+    assert out.shape == (30, 40) and abs(out.asnumpy().mean() - 6) < 0.05
+    k, p = mx.sym.var('k'), mx.sym.var('p')
+    nb = mx.sym.random.negative_binomial(k, p, shape=(500,))
+    draws = nb.eval(k=nd.array([2.0, 4.0]), p=nd.array([0.5, 0.5]))[0].asnumpy()
+    assert draws.shape == (2, 500) and abs(draws[1].mean() - 4) < 0.6
+
+
+def test_zipfian_samplers():
+    classes, trials = nd._internal._sample_unique_zipfian(1000, shape=(3, 50))
+    assert classes.shape == (3, 50) and classes.dtype == np.int64
+    for row, n in zip(classes.asnumpy(), trials.asnumpy()):
+        assert len(set(row.tolist())) == 50 and n >= 50 and row.min() >= 0 and row.max() < 1000
+    true = nd.array([0, 3, 7], dtype='int32')
+    sampled, count_true, count_sampled = nd.contrib.rand_zipfian(true, 100, 20)
+    prob = np.log((np.arange(20) + 2) / (np.arange(20) + 1)) / np.log(21)
+    np.testing.assert_allclose(count_true.asnumpy(), prob[[0, 3, 7]] * 100, rtol=1e-6)
+    np.testing.assert_allclose(count_sampled.asnumpy(), prob[sampled.asnumpy()] * 100, rtol=1e-6)
+    outs = mx.sym.Group(list(mx.sym.contrib.rand_zipfian(mx.sym.var('t'), 100, 20)))
+    s, ct, cs = outs.eval(t=true)
+    np.testing.assert_allclose(cs.asnumpy(), prob[s.asnumpy()] * 100, rtol=1e-6)

@@ -11,7 +11,7 @@ from ..base import MXNetError
 from ..ops import registry as _registry
 from .gen import nd_function as _nd_function
 
-__all__ = ['boolean_mask', 'isnan', 'isinf', 'isfinite']
+__all__ = ['boolean_mask', 'isnan', 'isinf', 'isfinite', 'rand_zipfian']
 
 
 def _op(name):
@@ -47,6 +47,26 @@ def isinf(data):
 def isfinite(data):
     """1 where ``data`` is neither NaN nor infinite, else 0."""
     return (data == data) * (data.abs() != np.inf)
+
+
+def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+    """Draws ``num_sampled`` classes (with replacement) from the Zipfian distribution over
+    [0, range_max), P(c) = log((c + 2) / (c + 1)) / log(range_max + 1): (the classes,
+    int64; the expected count of each of ``true_classes`` in such a draw; the expected count
+    of each drawn class), as for a sampled softmax's correction."""
+    from ..context import current_context
+    from .random import uniform
+    ctx = ctx or current_context()
+    log_range = np.log(range_max + 1)
+    u = uniform(0, log_range, shape=(num_sampled,), dtype='float64', ctx=ctx)
+    sampled = (u.exp() - 1).astype('int64') % range_max
+    return (sampled, _expected_count(true_classes.as_in_context(ctx), log_range, num_sampled),
+            _expected_count(sampled, log_range, num_sampled))
+
+
+def _expected_count(classes, log_range, num_sampled):
+    c = classes.astype('float64')
+    return ((c + 2.0) / (c + 1.0)).log() * (num_sampled / log_range)
 
 
 def __getattr__(name):

@@ -141,3 +141,18 @@ def seed(seed_state, ctx='all'):
         def fn(var=var, value=value):
             var.generator.manual_seed(value)
         _engine._engine.push(fn, [var], [var], c, '_seed', where)
+
+
+# ``nd.random.<distribution>_like(data, ...)``: samples in the shape and dtype of ``data``.
+def _like_functions():
+    from .gen import nd_function
+    for dist in ('uniform', 'normal', 'exponential', 'gamma', 'poisson', 'negative_binomial',
+                 'generalized_negative_binomial'):
+        fname = dist + '_like'
+        f = nd_function(registry.get('_random_' + fname))
+        f.__name__ = f.__qualname__ = fname
+        globals()[fname] = f
+        __all__.append(fname)
+
+
+_like_functions()

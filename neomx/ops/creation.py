@@ -215,6 +215,92 @@ register('_random_generalized_negative_binomial', inputs=(), creation=True, rng=
          attrs=dict(mu=Float(1.0), alpha=Float(1.0), **_RAND))(_generalized_negative_binomial)
 
 
+def _like(draw, name):
+    """The ``_random_<name>_like`` kernel: ``draw``'s samples in ``data``'s shape and dtype
+    (and no gradient to ``data``)."""
+    def kernel(data, generator, **params):
+        return draw(shape=tuple(data.shape), ctx='', dtype=_dtype_of(data), device=data.device,
+                    generator=generator, **params)
+    kernel.__name__ = '_random_%s_like' % name
+    kernel.__doc__ = 'Samples of the %s distribution in the shape and dtype of ``data``.' % name
+    return kernel
+
+
+def _dtype_of(t):
+    from ..base import dtype_name
+    return dtype_name(t.dtype)
+
+
+for _name, _draw_fn, _params in (
+        ('uniform', _uniform, dict(low=Float(0.0), high=Float(1.0))),
+        ('normal', _normal, dict(loc=Float(0.0), scale=Float(1.0))),
+        ('exponential', _exponential, dict(lam=Float(1.0))),
+        ('gamma', _gamma, dict(alpha=Float(1.0), beta=Float(1.0))),
+        ('poisson', _poisson, dict(lam=Float(1.0))),
+        ('negative_binomial', _negative_binomial, dict(k=Int(1), p=Float(1.0))),
+        ('generalized_negative_binomial', _generalized_negative_binomial,
+         dict(mu=Float(1.0), alpha=Float(1.0)))):
+    register('_random_%s_like' % _name, inputs=('data',), rng=True, attrs=_params,
+             aliases=('random_%s_like' % _name,),
+             infer=lambda attrs, shapes, dtypes: ((shapes[0],), (dtypes[0],)),
+             infer_attrs=())(_like(_draw_fn, _name))
+
+
+def _zipfian_draws(n, range_max, device, generator):
+    """``n`` classes in [0, range_max) from the log-uniform (Zipfian) distribution,
+    P(c) = log((c + 2) / (c + 1)) / log(range_max + 1), by inverting its CDF."""
+    u = torch.rand(n, dtype=torch.float64, device=device, generator=generator)
+    c = torch.floor(torch.exp(u * math.log(range_max + 1))).long() - 1
+    return c.clamp_(0, range_max - 1)
+
+
+def _unique_zipfian_row(num_sampled, range_max, device, generator):
+    """(``num_sampled`` distinct Zipfian classes in the order first drawn, the number of
+    draws it took)."""
+    draws = torch.empty(0, dtype=torch.long, device=device)
+    while True:
+        draws = torch.cat([draws, _zipfian_draws(max(num_sampled, 1024), range_max, device,
+                                                 generator)])
+        values, inverse = torch.unique(draws, return_inverse=True)
+        if values.numel() < num_sampled:
+            continue
+        first = torch.full((values.numel(),), draws.numel(), dtype=torch.long, device=device)
+        first.scatter_reduce_(0, inverse, torch.arange(draws.numel(), device=device), 'amin')
+        order = torch.sort(first).values[:num_sampled]
+        return draws[order], int(order[-1]) + 1
+
+
+def _sample_unique_zipfian(range_max, shape, generator, device):
+    """Per row of ``shape`` (batch, num_sampled): distinct classes drawn from the Zipfian
+    distribution over [0, range_max) and the number of draws that took (MXNet's sampler of
+    candidates for sampled softmax)."""
+    batch, num_sampled = shape
+    if num_sampled > range_max:
+        raise ShapeError("cannot draw %d distinct classes out of range_max=%d"
+                         % (num_sampled, range_max))
+    if device.type == 'meta':
+        return (torch.empty(shape, dtype=torch.int64, device=device),
+                torch.empty((batch,), dtype=torch.int64, device=device))
+    rows, trials = [], []
+    for _ in range(batch):
+        classes, n = _unique_zipfian_row(num_sampled, range_max, device, generator)
+        rows.append(classes)
+        trials.append(n)
+    return torch.stack(rows), torch.tensor(trials, dtype=torch.int64, device=device)
+
+
+def _unique_zipfian_rule(attrs, shapes, dtypes):
+    shape = tuple(attrs['shape'])
+    if len(shape) != 2:
+        raise ShapeError("shape must be (batch_size, num_sampled), got %s" % (shape,))
+    return (shape, (shape[0],)), ('int64', 'int64')
+
+
+register('_sample_unique_zipfian', inputs=(), rng=True, creation=True, num_outputs=2,
+         infer=_unique_zipfian_rule, hidden=True,
+         attrs={'range_max': Int(), 'shape': Shape(())})(_sample_unique_zipfian)
+
+
 def _shuffle(data, generator):
     """A copy of ``data`` with its first axis randomly permuted."""
     if data.device.type == 'meta':

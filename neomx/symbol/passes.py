@@ -273,6 +273,8 @@ def _infer_node(node, S, D, res):
     D[node] = [dflt] * nout
     prev = S.get(node)          # from an earlier sweep: what the backward sweep learned
     S[node] = prev if prev is not None else [None] * nout
+    if not ins and _unknown_creation(node):
+        return
     if not all(known(s) for s in in_s):
         if prev is None:
             partial = _probe(node, in_s, in_d)
@@ -343,6 +345,13 @@ _SLICES = ('slice', 'slice_axis')
 _NEEDS_KNOWN_INPUTS = ('where',)
 
 
+def _unknown_creation(node):
+    """A creation operator given no shape (outside NumPy shape semantics): its shape is to
+    be inferred from its consumers, as MXNet does (``sym.random.randn() + x``)."""
+    return (node.op.creation and isinstance(node.attrs.get('shape'), tuple)
+            and len(node.attrs['shape']) == 0 and not is_np_shape())
+
+
 def settle_creation_shapes(graph, inferred):
     """Creation operators given a shape with unknown (0) dimensions (a begin state
     ``zeros((0, hidden))``) take the shape inference found for them: a new graph."""
@@ -351,7 +360,8 @@ def settle_creation_shapes(graph, inferred):
         new = node
         op = node.op
         if (op is not None and op.creation and isinstance(node.attrs.get('shape'), tuple) and
-                not known(node.attrs['shape']) and known(inferred.shapes[node][0])):
+                (not known(node.attrs['shape']) or _unknown_creation(node))
+                and known(inferred.shapes[node][0])):
             new = node.copy()
             new.attrs['shape'] = tuple(inferred.shapes[node][0])
         ins = [(subst.get(id(src), src), k) for src, k in node.inputs]

@@ -9,7 +9,7 @@ from ..ops import registry
 from .symbol import Symbol, _create
 
 __all__ = ['uniform', 'normal', 'randn', 'randint', 'exponential', 'gamma', 'poisson',
-           'multinomial', 'shuffle']
+           'negative_binomial', 'generalized_negative_binomial', 'multinomial', 'shuffle']
 
 
 def _draw(opname, hint, name, attr, **attrs):
@@ -43,7 +43,10 @@ def normal(loc=0, scale=1, shape=None, dtype=None, name=None, attr=None, **kwarg
 
 
 def randn(*shape, **kwargs):
-    return normal(kwargs.pop('loc', 0), kwargs.pop('scale', 1), shape or (1,), **kwargs)
+    """Samples from N(loc, scale^2) of shape ``shape``; with none, of the shape inference
+    finds for it (as MXNet; a ``data`` argument is ignored as there)."""
+    kwargs.pop('data', None)
+    return normal(kwargs.pop('loc', 0), kwargs.pop('scale', 1), shape or (), **kwargs)
 
 
 def randint(low, high, shape=None, dtype=None, name=None, attr=None, **kwargs):
@@ -51,19 +54,39 @@ def randint(low, high, shape=None, dtype=None, name=None, attr=None, **kwargs):
                  shape=shape, dtype=dtype)
 
 
+def _either(random_op, sample_op, params, shape, dtype, name, attr):
+    """``random_op`` with numbers for ``params`` (a dict), ``sample_op`` with Symbols (one
+    distribution each)."""
+    values = list(params.values())
+    if any(isinstance(v, Symbol) for v in values):
+        return _sample(sample_op, sample_op, tuple(values), shape, dtype, name, attr)
+    return _draw(random_op, random_op, name, attr, shape=shape, dtype=dtype, **params)
+
+
 def exponential(scale=1, shape=None, dtype=None, name=None, attr=None, **kwargs):
-    return _draw('_random_exponential', '_random_exponential', name, attr, lam=1.0 / scale,
-                 shape=shape, dtype=dtype)
+    return _either('_random_exponential', '_sample_exponential', {'lam': 1.0 / scale}, shape,
+                   dtype, name, attr)
 
 
 def gamma(alpha=1, beta=1, shape=None, dtype=None, name=None, attr=None, **kwargs):
-    return _draw('_random_gamma', '_random_gamma', name, attr, alpha=alpha, beta=beta,
-                 shape=shape, dtype=dtype)
+    return _either('_random_gamma', '_sample_gamma', {'alpha': alpha, 'beta': beta}, shape,
+                   dtype, name, attr)
 
 
 def poisson(lam=1, shape=None, dtype=None, name=None, attr=None, **kwargs):
-    return _draw('_random_poisson', '_random_poisson', name, attr, lam=lam, shape=shape,
-                 dtype=dtype)
+    return _either('_random_poisson', '_sample_poisson', {'lam': lam}, shape, dtype, name, attr)
+
+
+def negative_binomial(k=1, p=1, shape=None, dtype=None, name=None, attr=None, **kwargs):
+    return _either('_random_negative_binomial', '_sample_negative_binomial', {'k': k, 'p': p},
+                   shape, dtype, name, attr)
+
+
+def generalized_negative_binomial(mu=1, alpha=1, shape=None, dtype=None, name=None, attr=None,
+                                  **kwargs):
+    return _either('_random_generalized_negative_binomial',
+                   '_sample_generalized_negative_binomial', {'mu': mu, 'alpha': alpha}, shape,
+                   dtype, name, attr)
 
 
 def multinomial(data, shape=None, get_prob=False, dtype='int32', name=None, attr=None,
@@ -76,3 +99,16 @@ def multinomial(data, shape=None, get_prob=False, dtype='int32', name=None, attr
 
 def shuffle(data, name=None, attr=None, **kwargs):
     return _create(registry.get('_shuffle'), '_shuffle', (data,), {}, name, attr)
+
+
+# ``sym.random.<distribution>_like(data, ...)``: samples in the shape and dtype of ``data``.
+def _like_functions():
+    from .symbol import sym_function
+    for dist in ('uniform', 'normal', 'exponential', 'gamma', 'poisson', 'negative_binomial',
+                 'generalized_negative_binomial'):
+        fname = dist + '_like'
+        globals()[fname] = sym_function(registry.get('_random_' + fname), fname)
+        __all__.append(fname)
+
+
+_like_functions()
