@@ -9,6 +9,7 @@ from . import contrib_nn  # noqa: F401
 from . import contrib, vision, detection  # noqa: F401
 from . import rnn  # noqa: F401
 from . import optimizer  # noqa: F401
+from . import numpy, numpy_random, numpy_linalg  # noqa: F401  (mx.np's operators)
 
 
 __all__ = ['registry', 'Op', 'register', 'get', 'exists', 'all_ops', 'REQUIRED', 'Attr', 'Any',
