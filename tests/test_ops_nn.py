@@ -163,8 +163,43 @@ def test_pooling_global_1d_3d_and_lp(ctx):
 def test_pooling_errors():
     with pytest.raises(mx.MXNetError, match='Pooling: kernel'):
         nd.Pooling(nd.ones((1, 1, 2, 2)), kernel=(3, 3))
-    with pytest.raises(mx.MXNetError, match="'same' is not supported"):
+    with pytest.raises(mx.MXNetError, match="'same' is for 1-d pooling"):
         nd.Pooling(nd.ones((1, 1, 4, 4)), kernel=(2, 2), pooling_convention='same')
+    with pytest.raises(mx.MXNetError, match="pad must be 0"):
+        nd.Pooling(nd.ones((1, 1, 10)), kernel=(2,), stride=(2,), pad=(2,),
+                   pooling_convention='same')
+
+
+def test_pooling_windows_as_mxnet(mxnet_ref, tmp_path):
+    """Padding over half the kernel (torch refuses it; d2l's pooling chapter uses it), 'full'
+    windows starting in the padding, 1-d 'same', and the divisors of averages."""
+    code = """
+import numpy as np
+X = mx.nd.array(np.random.RandomState(0).uniform(size=(1, 2, 5, 7)))
+x1 = mx.nd.arange(11).reshape((1, 1, 11))
+out = []
+for conv in ['valid', 'full']:
+    for pt in ['max', 'avg', 'sum']:
+        for cip in [None, False]:
+            for k, p, s in [((3, 2), (2, 1), (2, 3)), ((2, 3), (1, 2), (2, 3)),
+                            ((3, 3), (1, 1), (2, 2))]:
+                out.append(mx.nd.Pooling(X, kernel=k, pad=p, stride=s, pool_type=pt,
+                                         pooling_convention=conv, count_include_pad=cip))
+for pt in ['max', 'avg', 'sum']:
+    for k, s in [(3, 1), (4, 3), (2, 2)]:
+        out.append(mx.nd.Pooling(x1, kernel=(k,), stride=(s,), pad=(0, 0, 0), pool_type=pt,
+                                 pooling_convention='same'))
+np.savez(PATH, *[o.asnumpy() for o in out])
+"""
+    path = str(tmp_path / 'pool.npz')
+    mxnet_ref('import mxnet as mx\nPATH = %r\n' % path + code)
+    ref = np.load(path)
+    ours = str(tmp_path / 'ours.npz')
+    exec('PATH = %r\n' % ours + code, {'mx': mx})
+    got = np.load(ours)
+    assert len(ref.files) == len(got.files) == 45
+    for name in ref.files:
+        np.testing.assert_allclose(got[name], ref[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 def _np_bn(x, g, b, mean, var, eps, axis=1):

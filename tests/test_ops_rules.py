@@ -169,3 +169,31 @@ def test_simple_bind_passes_over_keyword_arguments_that_are_not_shapes():
     s = mx.sym.take(mx.sym.var('a'), mx.sym.var('indices'), axis=1)
     ex = s.simple_bind(mx.cpu(), a=(2, 3), indices=(4,), axis=1, mode='clip')
     assert ex.outputs[0].shape == (2, 4)
+
+
+def test_gemm_rows_along_another_axis():
+    rs = np.random.RandomState(0)
+    a, b, c = rs.rand(3, 2, 4), rs.rand(4, 2, 5), rs.rand(3, 2, 5)   # rows on axis 0
+    expect = 2 * np.einsum('ibk,kbj->ibj', a, b) + 3 * c
+    got = nd.linalg.gemm(nd.array(a), nd.array(b), nd.array(c), alpha=2, beta=3, axis=0)
+    np.testing.assert_allclose(got.asnumpy(), expect, rtol=1e-5)
+    got2 = nd.linalg.gemm2(nd.array(a), nd.array(b), axis=-3)
+    np.testing.assert_allclose(got2.asnumpy(), np.einsum('ibk,kbj->ibj', a, b), rtol=1e-5)
+
+
+def test_shape_checks_of_diag_and_depth_to_space():
+    with pytest.raises(mx.MXNetError, match='k=5'):
+        nd.diag(nd.ones((3, 4)), k=5)
+    assert nd.diag(nd.ones((3, 4)), k=4).shape == (0,)
+    with pytest.raises(mx.MXNetError, match='empty axis'):
+        nd.depth_to_space(nd.array(np.zeros((1, 4, 0, 3))), 2)
+    with pytest.raises(mx.MXNetError, match='empty axis'):
+        nd.space_to_depth(nd.array(np.zeros((1, 0, 4, 4))), 2)
+
+
+def test_unravel_index_with_unknown_leading_size_and_integer_arange():
+    flat = nd.array([0, 7, 23])
+    assert nd.unravel_index(flat, shape=(-1, 4)).asnumpy().tolist() == [[0, 1, 5], [0, 3, 3]]
+    # as MXNet: an integer arange converts start and step first, and uint8 wraps
+    assert nd.arange(1.3, 6.6, 1.3, dtype='int32').asnumpy().tolist() == [1, 2, 3, 4, 5]
+    assert nd.arange(254, 258, dtype='uint8').asnumpy().tolist() == [254, 255, 0, 1]

@@ -70,7 +70,15 @@ def _arange(start, stop, step, repeat, infer_range, ctx, dtype, device):
     if device.type == 'meta':
         return torch.empty((n,), dtype=dtype_torch(dtype), device=device)
     count = n // repeat if repeat else 0
-    r = torch.arange(count, dtype=torch.float64, device=device) * step + start
+    t = dtype_torch(dtype)
+    if t.is_floating_point:
+        r = torch.arange(count, dtype=torch.float64, device=device) * step + start
+    else:
+        # as MXNet: start and step in the integer type, then start + i * step in it
+        # (wrapping in uint8): arange(1.3, 456.6, 1.3, dtype='int32') is 1, 2, 3, ...
+        r = (torch.arange(count, dtype=torch.int64, device=device) * int(step) + int(start))
+        if t == torch.uint8:
+            r = torch.remainder(r, 256)
     if repeat > 1:
         r = r.repeat_interleave(repeat)
     return r.to(dtype_torch(dtype))

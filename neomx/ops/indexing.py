@@ -308,9 +308,10 @@ def _unravel_index(data, shape):
     """The multi-indices into ``shape`` of the flat indices ``data``: shape (ndim,) + data's."""
     flat = data.long()
     out = []
-    for d in reversed(shape):
+    for d in reversed(shape[1:]):
         out.append(torch.remainder(flat, d))
         flat = torch.div(flat, d, rounding_mode='floor')
+    out.append(flat)        # the leading axis takes the rest (its size may be -1: unknown)
     return torch.stack(out[::-1]).to(data.dtype)
 
 

@@ -153,11 +153,6 @@ def _batch_scalar(out):
     return out.reshape(1) if out.dim() == 0 else out
 
 
-def _axis(axis, name):
-    if axis != -2:
-        raise ShapeError("%s: only axis=-2 (matrices in the last two axes) is supported" % name)
-
-
 def _linalg(name, **spec):
     """Registers ``_linalg_<name>`` (and ``linalg_<name>``); the results are made row-major, as
     LAPACK gives column-major matrices (``view=True`` entries copy their results already)."""
@@ -174,23 +169,47 @@ def _linalg(name, **spec):
     return wrap
 
 
+def _rows_at(t, axis):
+    """``t`` with its rows axis ``axis`` moved next to the columns (the last axis)."""
+    axis = axis % t.dim()
+    return t if axis == t.dim() - 2 else t.movedim(axis, -2)
+
+
+def _rows_back(t, axis, ndim):
+    axis = axis % ndim
+    return t if axis == ndim - 2 else t.movedim(-2, axis)
+
+
 def _gemm(A, B, C, transpose_a, transpose_b, alpha, beta, axis):
-    """``alpha * op(A) @ op(B) + beta * C``."""
-    _axis(axis, 'gemm')
+    """``alpha * op(A) @ op(B) + beta * C``; the matrices' rows are along ``axis``, their
+    columns along the last axis."""
+    n = A.dim()
+    A, B, C = _rows_at(A, axis), _rows_at(B, axis), _rows_at(C, axis)
     a, b = _t(_mat(A, 'gemm'), transpose_a), _t(_mat(B, 'gemm'), transpose_b)
-    return alpha * torch.matmul(a, b) + beta * C
+    return _rows_back(alpha * torch.matmul(a, b) + beta * C, axis, n)
+
+
+def _shape_rows_at(shape, axis):
+    shape = list(shape)
+    axis = axis % len(shape)
+    if axis != len(shape) - 2:
+        rows = shape.pop(axis)
+        shape.insert(len(shape) - 1, rows)
+    return tuple(shape)
 
 
 def _gemm_rule(attrs, shapes, dtypes):
-    _axis(attrs['axis'], 'gemm')
-    a, b, c = shapes
+    if not -len(shapes[0]) <= attrs['axis'] < len(shapes[0]) - 1:
+        raise ShapeError("gemm: axis %d must be a rows axis before the last of %d"
+                         % (attrs['axis'], len(shapes[0])))
+    a, b, c = (_shape_rows_at(s, attrs['axis']) for s in shapes)
     if len(a) < 2 or len(b) < 2:
         raise ShapeError("gemm needs matrices, got %s and %s" % (a, b))
     m, ka = (a[-1], a[-2]) if attrs['transpose_a'] else (a[-2], a[-1])
     kb, n = (b[-1], b[-2]) if attrs['transpose_b'] else (b[-2], b[-1])
     if ka != kb or tuple(c) != tuple(a[:-2]) + (m, n):
-        raise ShapeError("gemm of A %s, B %s and C %s does not fit" % (a, b, c))
-    return (tuple(c),), (dtypes[0],)
+        raise ShapeError("gemm of A %s, B %s and C %s does not fit" % tuple(shapes))
+    return (tuple(shapes[2]),), (dtypes[0],)
 
 
 _linalg('gemm', inputs=('A', 'B', 'C'), heavy=True, infer=_gemm_rule,
@@ -199,10 +218,11 @@ _linalg('gemm', inputs=('A', 'B', 'C'), heavy=True, infer=_gemm_rule,
 
 
 def _gemm2(A, B, transpose_a, transpose_b, alpha, axis):
-    """``alpha * op(A) @ op(B)``."""
-    _axis(axis, 'gemm2')
+    """``alpha * op(A) @ op(B)``; rows along ``axis``, columns along the last axis."""
+    n = A.dim()
+    A, B = _rows_at(A, axis), _rows_at(B, axis)
     a, b = _t(_mat(A, 'gemm2'), transpose_a), _t(_mat(B, 'gemm2'), transpose_b)
-    return alpha * torch.matmul(a, b)
+    return _rows_back(alpha * torch.matmul(a, b), axis, n)
 
 
 _linalg('gemm2', inputs=('A', 'B'), heavy=True,

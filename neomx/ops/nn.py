@@ -414,6 +414,8 @@ register('Deconvolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_in
 def _pool_out(size, k, s, p, convention):
     if convention == 'full':
         return 1 + int(math.ceil((size + 2 * p - k) / s))
+    if convention == 'same':
+        return int(math.ceil(size / s))
     return 1 + (size + 2 * p - k) // s
 
 
@@ -430,18 +432,24 @@ def _pool_geometry(shape, kernel, global_pool, stride, pad, convention):
             raise ShapeError("Pooling: kernel=%s does not match data of shape %s"
                              % (tuple(kernel), shape))
         stride = tuple(stride) or (1,) * n
+        if convention == 'same':
+            if n != 1:
+                raise ShapeError("Pooling: pooling_convention='same' is for 1-d pooling (data "
+                                 "(batch, channel, x)), as in MXNet; got data of shape %s"
+                                 % (shape,))
+            if any(pad):
+                raise ShapeError("Pooling: pooling_convention='same' pads by itself; pad must "
+                                 "be 0, got %s" % (tuple(pad),))
+            pad = (0,) * n
         pad = tuple(pad) or (0,) * n
-    if convention == 'same':
-        raise ShapeError("Pooling: pooling_convention='same' is not supported by neomx "
-                         "(MXNet supports it only for 1-d max pooling); use 'valid' or 'full'")
     outs = []
     for i in range(n):
         size = shape[2 + i]
-        if kernel[i] > size + 2 * pad[i]:
+        if kernel[i] > size + 2 * pad[i] and convention != 'same':
             raise ShapeError("Pooling: kernel %s is larger than the padded input %s"
                              % (tuple(kernel), shape[2:]))
         outs.append(_pool_out(size, kernel[i], stride[i], pad[i], convention))
-    return tuple(kernel), stride, pad, outs
+    return tuple(kernel), stride, pad[:n], outs
 
 
 def _pool_infer(attrs, shapes, dtypes):
@@ -455,12 +463,79 @@ def _pool_infer(attrs, shapes, dtypes):
     return ((out[0],) + out[2:] + (out[1],) if last else out,), (dtypes[0],)
 
 
+def _lp(x, p_value):
+    if p_value not in (1, 2, 3):
+        raise ShapeError("Pooling: lp pooling needs p_value 1, 2 or 3, got %r" % (p_value,))
+    return x ** p_value if p_value != 1 else x
+
+
+def _lp_root(out, p_value):
+    if p_value == 1:
+        return out
+    return out.sqrt() if p_value == 2 else torch.sign(out) * out.abs().pow(1.0 / 3)
+
+
+def _pool_torch(data, kernel, stride, pad, pool_type, p_value, count_include_pad, ceil):
+    """Pooling by torch's kernels (when MXNet's windows are torch's)."""
+    nd2 = len(kernel)
+    if pool_type == 'max':
+        return (F.max_pool2d if nd2 == 2 else F.max_pool3d)(data, kernel, stride, pad,
+                                                          ceil_mode=ceil)
+    if pool_type not in ('avg', 'sum', 'lp'):
+        raise ShapeError("Pooling: unknown pool_type %r" % (pool_type,))
+    x = _lp(data, p_value) if pool_type == 'lp' else data
+    include = True if count_include_pad is None else count_include_pad
+    divisor = None if pool_type == 'avg' else 1      # a sum: divide by 1
+    f = F.avg_pool2d if nd2 == 2 else F.avg_pool3d
+    out = f(x, kernel, stride, pad, ceil_mode=ceil, count_include_pad=include,
+            divisor_override=divisor)
+    return _lp_root(out, p_value) if pool_type == 'lp' else out
+
+
+def _pool_padded(data, kernel, stride, pad, right, outs, pool_type, p_value, count_include_pad,
+                 convention):
+    """Pooling over explicitly padded data, for the windows torch's kernels refuse: padding
+    over half the kernel (d2l pads a 3-wide window by 2), 'full' windows starting in the
+    padding, 'same'. Padding reads as the lowest value for max; averages divide by the
+    window's part within the padded input (count_include_pad, MXNet's default) or within the
+    data ('same' always)."""
+    nd2 = len(kernel)
+    flat = []
+    for p, r in zip(reversed(pad), reversed(right)):
+        flat.extend([p, r])
+    window = tuple(slice(0, o) for o in outs)
+    pool_sum = F.avg_pool2d if nd2 == 2 else F.avg_pool3d
+    if pool_type == 'max':
+        lowest = torch.finfo(data.dtype).min if data.is_floating_point() else \
+            torch.iinfo(data.dtype).min
+        padded = F.pad(data, flat, value=lowest)
+        out = (F.max_pool2d if nd2 == 2 else F.max_pool3d)(padded, kernel, stride)
+        return out[(Ellipsis,) + window]
+    if pool_type not in ('avg', 'sum', 'lp'):
+        raise ShapeError("Pooling: unknown pool_type %r" % (pool_type,))
+    x = _lp(data, p_value) if pool_type == 'lp' else data
+    total = pool_sum(F.pad(x, flat), kernel, stride, divisor_override=1)[(Ellipsis,) + window]
+    if pool_type == 'avg':
+        include = convention != 'same' and (count_include_pad is None or count_include_pad)
+        mask = torch.ones((1, 1) + tuple(data.shape[2:]), dtype=data.dtype, device=data.device)
+        if include:     # the padding counts, what lies beyond it does not
+            mask = F.pad(mask, [q for p in reversed(pad) for q in (p, p)], value=1.0)
+            mask = F.pad(mask, [q for p, r in zip(reversed(pad), reversed(right))
+                                for q in (0, r - p)])
+        else:
+            mask = F.pad(mask, flat)
+        count = pool_sum(mask, kernel, stride, divisor_override=1)[(Ellipsis,) + window]
+        return torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total))
+    return _lp_root(total, p_value) if pool_type == 'lp' else total
+
+
 def _pooling(data, kernel=(), pool_type='max', global_pool=False, cudnn_off=False,
              pooling_convention='valid', stride=(), pad=(), p_value=None, count_include_pad=None,
              layout=None):
-    """Max/avg/sum/lp pooling over 1, 2 or 3 spatial axes; ``pooling_convention='full'``
-    rounds the output size up (MXNet's formula: no window is dropped for starting in the
-    padding, unlike torch's ceil_mode)."""
+    """Max/avg/sum/lp pooling over 1, 2 or 3 spatial axes with MXNet's windows: any padding
+    (also over half the kernel, which torch refuses), ``pooling_convention='full'`` rounding
+    the output size up (no window is dropped for starting in the padding, unlike torch's
+    ceil_mode) and 'same' (1-d: ceil(size / stride) outputs, padded after)."""
     last = _channels_last(layout)
     data = _to_first(data) if last else dense(data)
     kernel, stride, pad, outs = _pool_geometry(tuple(data.shape), kernel, global_pool, stride,
@@ -470,36 +545,20 @@ def _pooling(data, kernel=(), pool_type='max', global_pool=False, cudnn_off=Fals
     if one_d:   # torch's 1-d avg pooling has no divisor_override: pool in 2-d
         data = data.unsqueeze(-1)
         kernel, stride, pad, outs = kernel + (1,), stride + (1,), pad + (0,), outs + [1]
-    ceil = pooling_convention == 'full'
-    # torch drops a last window that would start in the right padding; MXNet keeps it:
-    # pad on the right explicitly in that (rare) case.
-    extra = [max(0, (o - 1) * s + k - (d + 2 * p)) if ceil and (o - 1) * s >= d + p else 0
-             for o, s, k, d, p in zip(outs, stride, kernel, data.shape[2:], pad)]
-    if any(extra):
-        fill = torch.finfo(data.dtype).min if pool_type == 'max' else 0.0   # MXNet's 'lowest'
-        flat = []
-        for e in reversed(extra):
-            flat.extend([0, e])
-        data = F.pad(data, flat, value=fill)
-    nd2 = len(kernel)
-    if pool_type == 'max':
-        out = (F.max_pool2d if nd2 == 2 else F.max_pool3d)(data, kernel, stride, pad,
-                                                         ceil_mode=ceil)
-    elif pool_type in ('avg', 'sum', 'lp'):
-        x = data
-        if pool_type == 'lp':
-            if p_value not in (1, 2, 3):
-                raise ShapeError("Pooling: lp pooling needs p_value 1, 2 or 3, got %r" % (p_value,))
-            x = data ** p_value if p_value != 1 else data
-        include = True if count_include_pad is None else count_include_pad
-        divisor = None if pool_type == 'avg' else 1      # a sum: divide by 1
-        f = F.avg_pool2d if nd2 == 2 else F.avg_pool3d
-        out = f(x, kernel, stride, pad, ceil_mode=ceil, count_include_pad=include,
-                divisor_override=divisor)
-        if pool_type == 'lp' and p_value != 1:
-            out = out.sqrt() if p_value == 2 else torch.sign(out) * out.abs().pow(1.0 / 3)
+    sizes = data.shape[2:]
+    # the padding after each axis that MXNet's windows read: 'full' may need more than pad
+    # (its last window can start in the padding), 'same' pads only after
+    right = [max(0, (o - 1) * st + k - d - (0 if pooling_convention == 'same' else p))
+             for o, st, k, d, p in zip(outs, stride, kernel, sizes, pad)]
+    torch_can = (pooling_convention != 'same' and all(2 * p <= k for p, k in zip(pad, kernel))
+                 and all(r <= p or (o - 1) * st < d + p
+                         for r, p, o, st, d in zip(right, pad, outs, stride, sizes)))
+    if torch_can:
+        out = _pool_torch(data, kernel, stride, pad, pool_type, p_value, count_include_pad,
+                          pooling_convention == 'full')
     else:
-        raise ShapeError("Pooling: unknown pool_type %r" % (pool_type,))
+        out = _pool_padded(data, kernel, stride, pad, right, outs, pool_type, p_value,
+                           count_include_pad, pooling_convention)
     if one_d:
         out = out.squeeze(-1)
     return _to_last(out) if last else out

@@ -648,6 +648,9 @@ def _depth_to_space(data, block_size):
     (N, C / b^2, H * b, W * b)."""
     n, c, h, w = _nchw(data, 'depth_to_space')
     b = block_size
+    if h <= 0 or w <= 0 or c <= 0:
+        raise ShapeError("depth_to_space: data of shape %s has an empty axis"
+                         % (tuple(data.shape),))
     if b <= 0 or c % (b * b):
         raise ShapeError("channels %d are not a multiple of block_size^2 = %d" % (c, b * b))
     out = data.reshape(n, b, b, c // (b * b), h, w).permute(0, 3, 4, 1, 5, 2)
@@ -658,6 +661,9 @@ def _space_to_depth(data, block_size):
     """The inverse of depth_to_space: (N, C, H, W) to (N, C * b^2, H / b, W / b)."""
     n, c, h, w = _nchw(data, 'space_to_depth')
     b = block_size
+    if h <= 0 or w <= 0 or c <= 0:
+        raise ShapeError("space_to_depth: data of shape %s has an empty axis"
+                         % (tuple(data.shape),))
     if b <= 0 or h % b or w % b:
         raise ShapeError("height %d and width %d are not multiples of block_size %d" % (h, w, b))
     out = data.reshape(n, c, h // b, b, w // b, b).permute(0, 3, 5, 1, 2, 4)
@@ -698,6 +704,9 @@ def _diag_rule(attrs, shapes, dtypes):
     a1, a2 = _norm_axis(attrs['axis1'], len(shape)), _norm_axis(attrs['axis2'], len(shape))
     if a1 == a2:
         raise ShapeError("axis1 and axis2 are both %d" % a1)
+    if k > shape[a2] or -k > shape[a1]:
+        raise ShapeError("diag: k=%d is beyond the matrix of %d rows and %d columns"
+                         % (k, shape[a1], shape[a2]))
     n = max(0, min(shape[a1], shape[a2] - k) if k >= 0 else min(shape[a1] + k, shape[a2]))
     rest = tuple(d for i, d in enumerate(shape) if i not in (a1, a2))
     return (rest + (n,),), (dtypes[0],)
