@@ -497,6 +497,8 @@ def test_hybridized_call_errors_as_mxnet():
         net.hybridize()
         with pytest.raises(ValueError):
             net(*args)
+    with pytest.raises(ValueError, match='mixed NDArrays and Symbols'):
+        Add()(nd.ones((2,)), mx.sym.var('a'))        # not hybridized: the same check
     net = Add()
     net.hybridize()
     assert net(nd.ones((2,)), None).asnumpy().tolist() == [1, 1]

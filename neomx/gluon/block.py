@@ -727,6 +727,9 @@ class HybridBlock(Block):
                     return _hybrid.call_cached_op(self, x, *args)
                 with ctx:
                     return _hybrid.call_cached_op(self, x, *args)
+            if args and _input_kinds(args)[0]:
+                raise ValueError('In HybridBlock, we do not support mixed NDArrays and Symbols '
+                                 'types for the input. Please check the type of the args.\n')
             params = self._pcache.get(ctx) if self._pcache_epoch == _EPOCH[0] else None
             if params is None:
                 params = self._params_on(ctx, (x,) + args)
