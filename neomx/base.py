@@ -13,7 +13,8 @@ import torch
 __all__ = ['MXNetError', 'NotSupportedForSparseNDArray', 'NotImplementedForSymbol',
            'numeric_types', 'integer_types', 'string_types', 'dtype_np', 'dtype_torch',
            'dtype_name', 'env_int', 'env_str', 'data_dir', 'data_dir_default', 'py_str', 'c_str',
-           'classproperty', 'ClassPropertyMeta', 'with_metaclass', 'register_error', 'error_types']
+           'classproperty', 'ClassPropertyMeta', 'with_metaclass', 'register_error', 'error_types',
+           'check_call']
 
 
 class MXNetError(RuntimeError):
@@ -282,3 +283,23 @@ def user_line(depth=2):
             return (name, f.f_lineno)
         f = f.f_back
     return None
+
+
+def check_call(ret):
+    """Raises MXNetError with the last error's message when a ``_LIB`` call returned non-zero
+    (MXNet's ``check_call``); returns ``ret``."""
+    if ret != 0:
+        raise MXNetError(py_str(_capi().LIB.MXGetLastError()))
+    return ret
+
+
+def _capi():
+    from . import _capi as capi     # imported when used: it makes NDArrays
+    return capi
+
+
+def __getattr__(name):
+    # ``_LIB``: the parts of MXNet's C API with a meaning here (neomx/_capi.py).
+    if name == '_LIB':
+        return _capi().LIB
+    raise AttributeError("module 'neomx.base' has no attribute %r" % (name,))

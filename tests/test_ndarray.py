@@ -432,3 +432,27 @@ def test_advanced_keys_with_negative_steps_and_long_values():
     y = nd.zeros((3, 4))
     y[1:3] = nd.array(np.ones((1, 1, 1, 4)))     # leading 1s of the value are dropped
     assert y.asnumpy().sum() == 8
+
+
+def test_c_api_dlpack_entry_points():
+    import ctypes
+    from neomx.base import NDArrayHandle, _LIB, c_str, check_call
+    x = nd.array([[1, 2, 3], [4, 5, 6]])
+    # As MXNet's code did: the capsule's pointer handed to MXNDArrayFromDLPack, which takes
+    # ownership, and the capsule renamed so that it does not free the tensor again.
+    capsule = ctypes.py_object(nd.to_dlpack_for_read(x))
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    handle = NDArrayHandle()
+    check_call(_LIB.MXNDArrayFromDLPack(ctypes.c_void_p(get(capsule, c_str('dltensor'))),
+                                        ctypes.byref(handle)))
+    ctypes.pythonapi.PyCapsule_SetName(capsule, c_str('used_dltensor'))
+    ctypes.pythonapi.PyCapsule_SetDestructor(capsule, None)
+    y = nd.NDArray(handle=handle)
+    assert y.asnumpy().tolist() == x.asnumpy().tolist()
+    with pytest.raises(mx.MXNetError, match='already used'):
+        nd.NDArray(handle=handle)
+    with pytest.raises(mx.MXNetError, match='null'):
+        check_call(_LIB.MXNDArrayFromDLPack(ctypes.c_void_p(), ctypes.byref(handle)))
+    with pytest.raises(AttributeError, match='no MXNet C library'):
+        _LIB.MXNDArrayCreate

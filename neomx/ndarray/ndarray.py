@@ -718,7 +718,24 @@ class NDArray:
 
     @property
     def handle(self):
-        return self._var
+        """What stands for MXNet's C handle: the array itself (``mxnet.base._LIB``'s functions
+        take it; see neomx/_capi.py)."""
+        return self
+
+    def __init__(self, handle=None, writable=True):
+        """``NDArray(handle=h)``: the array of a handle ``_LIB.MXNDArrayFromDLPack`` wrote (MXNet
+        code building arrays through the C API). Arrays are otherwise made by ``nd.array``,
+        ``nd.zeros`` and the operators."""
+        if handle is None:
+            raise MXNetError("NDArray() needs a handle; create arrays with nd.array, nd.zeros, "
+                             "nd.empty and the like")
+        if isinstance(handle, NDArray):
+            other = handle
+        else:
+            from .._capi import array_of_handle
+            other = array_of_handle(handle)
+        self._var, self._shape, self._dtype, self._ctx, self._view = (
+            other._var, other._shape, other._dtype, other._ctx, other._view)
 
     @property
     def grad(self):
