@@ -115,6 +115,33 @@ def test_training_hands_torch_row_major_inputs(hybridize):
     assert spy.calls >= 8 and not spy.bad, spy.bad
 
 
+def test_max_pooling_copy_is_the_only_other_layout():
+    """Max pooling of 16 channels or more hands torch's (ATen's own, not oneDNN's) pooling
+    kernel a channels-last copy of its input; nothing else in a training step sees other
+    strides, and the convolutions around it get row-major tensors."""
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(16, 3, padding=1), nn.MaxPool2D(3, 2, 1), nn.Conv2D(4, 1, strides=2),
+            nn.Dense(3))
+    net.initialize(mx.init.Xavier())
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1})
+    x, label = nd.random.uniform(shape=(4, 1, 8, 8)), nd.array([0, 1, 2, 1])
+    with mx.engine.engine_scope('NaiveEngine'):
+        for hybridize in (False, True):
+            net.hybridize(hybridize)
+            spy = _LayoutSpy()
+            with spy:
+                with autograd.record():
+                    loss = gluon.loss.SoftmaxCrossEntropyLoss()(net(x), label)
+                loss.backward()
+                trainer.step(4)
+                nd.waitall()
+            assert spy.calls >= 4
+            for name, shape, strides in spy.bad:
+                assert name.startswith('max_pool2d_with_indices.'), (name, shape, strides)
+                assert strides == (16 * 8 * 8, 1, 8 * 16, 16), strides     # channels-last
+            assert len(spy.bad) == 1, spy.bad
+
+
 @pytest.mark.parametrize('name', ['Convolution', 'Deconvolution'])
 def test_conv_kernels_take_any_strides(name):
     """The kernels themselves make odd strides row-major (hybridized graphs hand them

@@ -125,6 +125,38 @@ def test_pooling_2d(ctx, kind, full):
              lambda x: _np_pool(x, (3, 2), (2, 2), (1, 1), kind, full), [x], ctx)
 
 
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_max_pooling_of_many_channels_is_torchs_bit_for_bit(dtype):
+    """From 16 channels on, 2-d max pooling runs on torch's channels-last kernel: the same
+    outputs and gradients as its channels-first one, ties (ReLU zeros) and NaN included, in
+    row-major arrays."""
+    from neomx.ops.layout import is_dense
+    x = np.maximum(rs.randn(3, 16, 9, 8), 0).round().astype(dtype)
+    x.reshape(-1)[::41] = np.nan
+    head = rs.randn(3, 16, 9, 8).astype(dtype)
+    cases = [dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)),
+             dict(kernel=(3, 2), stride=(1, 2), pad=(1, 0), pooling_convention='full'),
+             dict(kernel=(2, 2), stride=(2, 2)), dict(kernel=(1, 1), global_pool=True)]
+    for kw in cases:
+        a = nd.array(x, dtype=dtype)
+        a.attach_grad()
+        with autograd.record():
+            y = nd.Pooling(a, pool_type='max', **kw)
+        out_grad = nd.array(head[:, :, :y.shape[2], :y.shape[3]], dtype=dtype)
+        y.backward(out_grad)
+        t = torch.tensor(x, requires_grad=True)
+        if kw.get('global_pool'):
+            ref = tF.max_pool2d(t, x.shape[2:])
+        else:
+            ref = tF.max_pool2d(t, kw['kernel'], kw['stride'], kw.get('pad', 0),
+                                ceil_mode='pooling_convention' in kw)
+        assert y.shape == tuple(ref.shape), kw
+        ref.backward(torch.tensor(out_grad.asnumpy()))
+        np.testing.assert_array_equal(y.asnumpy(), ref.detach().numpy(), err_msg=str(kw))
+        np.testing.assert_array_equal(a.grad.asnumpy(), t.grad.numpy(), err_msg=str(kw))
+        assert is_dense(y._data()) and is_dense(a.grad._data()), kw
+
+
 def test_pooling_full_keeps_a_window_in_the_padding():
     # MXNet's 'full' output size has no torch-style correction: the last window starts in the
     # padding (max gives the lowest float32, as in MXNet).
