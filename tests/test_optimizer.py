@@ -386,3 +386,19 @@ def test_sgld_adds_gaussian_noise_of_variance_lr():
     values = w.asnumpy()
     assert abs(values.mean() - (-0.005)) < 0.003      # half a gradient step, on average
     assert abs(values.std() - 0.1) < 0.003            # noise of standard deviation sqrt(lr)
+
+
+def test_rules_keep_mxnets_module_path():
+    # mxnet.optimizer.optimizer.<Rule> is MXNet's path to every rule, and the one that
+    # optimizers pickled before the rules had modules of their own name.
+    from neomx.optimizer import optimizer as machinery
+    for name in mx.optimizer.__all__:
+        assert getattr(machinery, name) is getattr(mx.optimizer, name)
+    with pytest.raises(AttributeError, match='NoSuchRule'):
+        machinery.NoSuchRule    # noqa: B018
+    opt = mx.optimizer.Adam(learning_rate=0.25)
+    blob = pickle.dumps(opt, protocol=2).replace(b'neomx.optimizer.adam',
+                                                 b'neomx.optimizer.optimizer')
+    assert b'neomx.optimizer.optimizer' in blob
+    old = pickle.loads(blob)
+    assert type(old) is mx.optimizer.Adam and old.lr == 0.25
