@@ -420,3 +420,90 @@ def test_deferred_shape_that_cannot_be_inferred_names_the_parameter():
     net.hybridize()
     with pytest.raises(MXNetError, match=r'parameter scale\d+_alpha'):
         net(nd.ones((2, 3)))
+
+
+# -- register_op_hook -------------------------------------------------------------------------
+
+_HOOK_NET = '''
+net = nn.HybridSequential(prefix='net_')
+with net.name_scope():
+    net.add(nn.Dense(3, activation='relu'), nn.Dense(2))
+net.initialize()
+x = mx.nd.array([[1., -2., 3., 4.]])
+'''
+
+_HOOK_CNN = '''
+net = nn.HybridSequential(prefix='cnn_')
+with net.name_scope():
+    net.add(nn.Conv2D(2, 3, activation='relu'), nn.BatchNorm(), nn.MaxPool2D(), nn.Flatten(),
+            nn.Dropout(0.5), nn.Dense(2))
+net.initialize()
+x = mx.nd.ones((1, 1, 6, 6))
+'''
+
+
+def _hooked_calls(mx_, nn_, monitor_all, hybridize=True, net=_HOOK_NET):
+    calls = []
+    scope = {'mx': mx_, 'nn': nn_}
+    exec(net, scope)
+    net, x = scope['net'], scope['x']
+    if hybridize:
+        net.hybridize()
+    net.register_op_hook(lambda name, op, arr: calls.append((name, op, arr)), monitor_all)
+    out = net(x)
+    mx_.nd.waitall()
+    return net, x, out, calls
+
+
+@pytest.mark.parametrize('net', [_HOOK_NET, _HOOK_CNN], ids=['mlp', 'cnn'])
+@pytest.mark.parametrize('monitor_all', [False, True])
+def test_op_hook_names_as_mxnet(monitor_all, net, mxnet_ref):
+    code = ('import mxnet as mx\nfrom mxnet.gluon import nn\n' + net +
+            'calls = []\nnet.hybridize()\n'
+            'net.register_op_hook(lambda n, o, a: calls.append((n, o)), %r)\n'
+            'net(x)\nmx.nd.waitall()\nprint(repr(calls))\n' % monitor_all)
+    expected = eval(mxnet_ref(code).strip())
+    _, _, _, calls = _hooked_calls(mx, nn, monitor_all, net=net)
+    assert [(n, o) for n, o, _ in calls] == expected
+
+
+def test_op_hook_arrays_are_the_operators_inputs_and_outputs():
+    net, x, out, calls = _hooked_calls(mx, nn, True)
+    by_name = {n.decode(): a for n, _, a in calls}
+    dense0 = net[0]
+    hidden = nd.relu(nd.FullyConnected(x, dense0.weight.data(), dense0.bias.data(),
+                                       num_hidden=3))
+    np.testing.assert_array_equal(by_name['net_dense0_fwd_data'].asnumpy(), x.asnumpy())
+    np.testing.assert_array_equal(by_name['net_dense0_fwd_weight'].asnumpy(),
+                                  dense0.weight.data().asnumpy())
+    np.testing.assert_allclose(by_name['net_dense0_relu_fwd_output'].asnumpy(),
+                               hidden.asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(by_name['net_dense1_fwd_output'].asnumpy(), out.asnumpy(),
+                               rtol=1e-6)
+
+
+def test_op_hook_runs_at_every_call_and_only_hybridized():
+    _, _, _, calls = _hooked_calls(mx, nn, False, hybridize=False)
+    assert calls == []                  # MXNet calls the hook from its CachedOp only
+    net, x, _, calls = _hooked_calls(mx, nn, False)
+    n = len(calls)
+    with autograd.record():
+        y = net(x)
+    y.backward()
+    net(x)
+    mx.nd.waitall()
+    assert len(calls) == 3 * n == 9
+
+
+def test_op_hook_registered_after_the_first_call():
+    scope = {'mx': mx, 'nn': nn}
+    exec(_HOOK_NET, scope)
+    net, x = scope['net'], scope['x']
+    net.hybridize()
+    net(x)
+    calls = []
+    net.register_op_hook(lambda name, op, arr: calls.append(name))
+    net(x)
+    mx.nd.waitall()
+    assert calls == [b'net_dense0_fwd_output', b'net_dense0_relu_fwd_output',
+                     b'net_dense1_fwd_output']

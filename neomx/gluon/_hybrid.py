@@ -17,7 +17,7 @@ import inspect
 import warnings
 
 from ..base import MXNetError, mode
-from ..ndarray.ndarray import NDArray, _merge_leaves, user_line
+from ..ndarray.ndarray import NDArray, _merge_leaves, from_tensor, user_line
 from .. import symbol as _symbol
 from ..symbol import Symbol
 from ..symbol.cached_op import compile_program
@@ -289,6 +289,8 @@ class HybridCache:
         self.imperative = False     # the graph depends on values (see ValueDependent)
         self.backend = flags.get('backend')
         self.static = bool(flags.get('static_alloc')) and bool(flags.get('static_shape'))
+        hook = getattr(block, '_op_hook', None)
+        self.hook = _op_hook(*hook) if hook is not None else None
 
     def _graph(self, args):
         training = mode.training
@@ -340,7 +342,11 @@ class HybridCache:
         params = _params_by_name(self.block)
         pnames = [n.name for n in graph.variables() if n.name in params]
         plist = [params[n] for n in pnames]
-        arrays = self._param_arrays(plist, graph, names, data, ctx)
+        try:
+            arrays = [p.data(ctx) for p in plist]
+        except DeferredInitializationError:
+            self.block._finish_deferred_init(self._args)
+            arrays = [p.data(ctx) for p in plist]
         title = '%s %s (%s mode), inputs %s' % (
             type(self.block).__name__, getattr(self.block, 'prefix', ''),
             'train' if mode.training else 'predict',
@@ -350,21 +356,12 @@ class HybridCache:
                                    [a.shape for a in arrays], [a._dtype for a in data] +
                                    [a._dtype for a in arrays], ctx, mode.training,
                                    name=_py_name(self.block), title=title,
-                                   backend=self.backend, static=self.static)
+                                   backend=self.backend, static=self.static, hook=self.hook)
         entry = _Entry(prog, plist, arrays, data, out_fmt, ctx)
         entry.out_classes = classes
         self.entries[key] = entry
         self.last = entry
         return entry
-
-    def _param_arrays(self, plist, graph, names, data, ctx):
-        try:
-            return [p.data(ctx) for p in plist]
-        except DeferredInitializationError:
-            infer_param_shapes(self.block, graph, names, data)
-            for p in plist:
-                p._finish_deferred_init()
-            return [p.data(ctx) for p in plist]
 
     def __call__(self, args):
         x = args[0]
@@ -426,6 +423,63 @@ class HybridCache:
         if entry.leaves is None:
             return data
         return data | entry.leaves
+
+
+# MXNet's monitor names an operator's inputs and outputs by the names the operator registers
+# (its FListInputNames and FListOutputNames), else by position: <node>_input0, <node>_0. These
+# are the operators that MXNet 1.9.1 reports by position (inputs) and by name (outputs), as it
+# does for the ones checked against it; unary maths and scalar operators name their inputs by
+# position too.
+_POSITIONAL_INPUTS = frozenset((
+    'Activation', 'SoftmaxActivation', 'softmin', 'Flatten', 'Reshape', 'Cast', 'BlockGrad',
+    '_copy', 'slice', 'slice_axis', 'slice_like', 'clip', 'transpose', 'expand_dims',
+    'broadcast_to', 'broadcast_axis', 'norm', 'argmax', 'argmin', 'argsort', 'sort', 'topk',
+    'sum', 'mean', 'max', 'min', 'prod', 'nansum', 'nanprod', 'zeros_like', 'ones_like',
+    'shape_array', 'size_array', 'make_loss', 'stop_gradient',
+    'relu', 'sigmoid', 'hard_sigmoid', 'softsign', 'tanh', 'exp', 'expm1', 'log', 'log1p',
+    'log2', 'log10', 'abs', 'sign', 'square', 'sqrt', 'rsqrt', 'cbrt', 'rcbrt', 'reciprocal',
+    'erf', 'erfinv', 'gamma', 'gammaln', 'smooth_l1', 'negative', 'floor', 'ceil', 'round',
+    'rint', 'trunc', 'fix', 'sin', 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh',
+    'arcsinh', 'arccosh', 'arctanh', 'degrees', 'radians', 'logical_not'))
+_NAMED_OUTPUTS = frozenset((
+    'FullyConnected', 'Convolution', 'Deconvolution', 'Pooling', 'Activation', 'BatchNorm',
+    'Dropout', 'LeakyReLU', 'SoftmaxOutput', 'SoftmaxActivation', 'softmax', 'softmin',
+    'SequenceMask', 'SequenceLast', 'SequenceReverse', 'Pad', 'UpSampling', 'Concat',
+    'SliceChannel', 'L2Normalization', 'LRN', 'InstanceNorm', 'LayerNorm', 'GroupNorm',
+    'MakeLoss', 'SwapAxis', 'Crop', 'elemwise_add', 'elemwise_mul'))
+
+
+def _hook_names(node):
+    """(input names, output names) of ``node`` as MXNet's monitor gives them."""
+    name = node.op.name
+    if name in _POSITIONAL_INPUTS or name.endswith('_scalar'):
+        ins = ['%s_input%d' % (node.name, i) for i in range(len(node.inputs))]
+    else:
+        ins = ['%s_%s' % (node.name, nm) for nm in node.input_names()]
+    if name in _NAMED_OUTPUTS:
+        outs = node.output_names()
+    else:
+        outs = ['%s_%d' % (node.name, i) for i in range(node.num_outputs())]
+    return ins, outs
+
+
+def _op_hook(callback, monitor_all):
+    """The hook the generated code calls after each operator (codegen.generate), calling
+    ``callback(name, op_name, array)`` as MXNet 1.9.1's ``register_op_hook`` does: names as
+    bytes (MXNet hands them over from C), with ``monitor_all`` first each input, then each
+    output (see ``_hook_names``). The array is a copy; where MXNet passes an NDArray handle,
+    this passes the NDArray."""
+    names = {}
+
+    def hook(node, inputs, outputs):
+        op = node.op.name.encode()
+        ins, outs = names.get(node) or names.setdefault(node, _hook_names(node))
+        if monitor_all:
+            for nm, t in zip(ins, inputs):
+                callback(nm.encode(), op, from_tensor(t.detach().clone()))
+        for nm, t in zip(outs, outputs):
+            callback(nm.encode(), op, from_tensor(t.detach().clone()))
+    return hook
 
 
 def _py_name(block):

@@ -545,6 +545,11 @@ def _input_kinds(args):
     return has_sym, has_nd, ctxs, first
 
 
+class DeferredShapeError(MXNetError, ValueError):
+    """A deferred initialisation whose parameter shapes cannot be inferred from the inputs:
+    a ValueError, as MXNet raises it, and an MXNetError naming the parameter."""
+
+
 class HybridBlock(Block):
     """A block whose computation, ``hybrid_forward(F, x, *args, **params)``, works on
     NDArrays (``F = neomx.nd``) and on Symbols (``F = neomx.sym``), so ``hybridize()`` can
@@ -569,17 +574,11 @@ class HybridBlock(Block):
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
-        self._cached_graph = ()
-        self._cached_op = None
-        self._cached_op_args = []
-        self._out_format = None
-        self._in_format = None
+        # The compiled graphs live in self._hybrid_cache (see _hybrid.py), made on the first
+        # hybridized call from _active, _flags and _op_hook.
         self._active = False
         self._flags = []
-        self._callback = None
-        self._monitor_all = False
-        self._backend = None
-        self._backend_opts = {}
+        self._op_hook = None            # (callback, monitor_all) from register_op_hook
         # Parameter arrays per device for the imperative call, valid while _EPOCH is unchanged.
         self._pcache = {}
         self._pcache_epoch = -1
@@ -590,9 +589,6 @@ class HybridBlock(Block):
             self._clear_cached_op()
 
     def _clear_cached_op(self):
-        self._cached_graph = ()
-        self._cached_op = None
-        self._cached_op_args = []
         _hybrid.clear(self)
 
     def register_child(self, block, name=None):
@@ -618,10 +614,9 @@ class HybridBlock(Block):
             Drops graphs traced before.
         static_alloc, static_shape : bool
             Together: CUDA graphs on GPU.
+
+        Other keyword arguments are MXNet's options for a subgraph backend; none applies here.
         """
-        if kwargs:
-            self._backend_opts = kwargs
-        self._backend = backend
         self._active = active
         self._flags = [('static_alloc', static_alloc), ('static_shape', static_shape),
                        ('inline_limit', inline_limit)]
@@ -646,11 +641,26 @@ class HybridBlock(Block):
         super().cast(dtype)
 
     def register_op_hook(self, callback, monitor_all=False):
-        self._callback = callback
-        self._monitor_all = monitor_all
-        for cld in self._children.values():
-            cld._callback = callback
-            cld._monitor_all = monitor_all
+        """Calls ``callback(name, op_name, array)`` after each operator of the hybridized
+        block runs: for its outputs (``<node>_output``) and, with ``monitor_all``, first for
+        its inputs (``<node>_<input>``); names are bytes, as MXNet hands them over. As in
+        MXNet, a block that is not hybridized calls nothing, and the hook goes to this block
+        and its direct children.
+
+        >>> import neomx as mx
+        >>> net = mx.gluon.nn.Dense(2, prefix='dense0_')
+        >>> net.initialize()
+        >>> net.hybridize()
+        >>> seen = []
+        >>> net.register_op_hook(lambda name, op, arr: seen.append((name, op, arr.shape)))
+        >>> _ = net(mx.nd.ones((1, 3)))
+        >>> mx.nd.waitall()
+        >>> seen
+        [(b'dense0_fwd_output', b'FullyConnected', (1, 2))]
+        """
+        for blk in [self] + list(self._children.values()):
+            blk._op_hook = (callback, bool(monitor_all))
+            blk._clear_cached_op()
 
     # -- shapes and types of parameters --
     def _trace_graph(self, args):
@@ -691,8 +701,17 @@ class HybridBlock(Block):
         except Exception as e:
             shapes = ', '.join(str(a.shape) for a in
                                _hybrid.flatten(list(args), 'input')[0] if a is not None)
-            raise ValueError("Deferred initialization failed because shape cannot be inferred. "
-                             "%s (block %s, input shapes %s)" % (e, self.name, shapes)) from e
+            raise DeferredShapeError("Deferred initialization failed because shape cannot be "
+                                     "inferred. %s (block %s, input shapes %s)"
+                                     % (e, self.name, shapes)) from e
+
+    def _finish_deferred_init(self, args):
+        """Deferred initialisation, for every call path: the parameter shapes inferred from
+        the inputs ``args`` (``infer_shape``), then the parameters of this block and its
+        children initialised."""
+        self._deferred_infer_shape(*args)
+        for p in self.collect_params().values():
+            p._finish_deferred_init()
 
     def _params_on(self, ctx, args):
         """{attribute name: array on ctx} of this block's parameters, finishing a deferred
@@ -700,11 +719,7 @@ class HybridBlock(Block):
         try:
             params = {k: v.data(ctx) for k, v in self._reg_params.items()}
         except DeferredInitializationError:
-            self._deferred_infer_shape(*args)
-            for v in self.params.values():
-                v._finish_deferred_init()
-            for v in self._reg_params.values():
-                v._finish_deferred_init()
+            self._finish_deferred_init(args)
             params = {k: v.data(ctx) for k, v in self._reg_params.items()}
         if self._pcache_epoch != _EPOCH[0]:
             self._pcache = {}
@@ -773,9 +788,7 @@ class HybridBlock(Block):
         try:
             return self._call_gluon2(args)
         except DeferredInitializationError:
-            self._deferred_infer_shape(*args)
-            for p in self.collect_params().values():
-                p._finish_deferred_init()
+            self._finish_deferred_init(args)
             return self._call_gluon2(args)
 
     def _call_gluon2(self, args):

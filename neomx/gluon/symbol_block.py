@@ -147,8 +147,3 @@ class SymbolBlock(HybridBlock):
     def hybridize(self, active=True, **kwargs):
         # A SymbolBlock always runs compiled; the flags (static_alloc, backend) still apply.
         super().hybridize(True, **kwargs)
-
-    def _clear_cached_op(self):
-        tmp = self._cached_graph
-        super()._clear_cached_op()
-        self._cached_graph = tmp

@@ -180,9 +180,10 @@ def _work(graph, inferred):
 
 
 def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='forward',
-                    title=None, backend=None, static=False, cse=True):
+                    title=None, backend=None, static=False, cse=True, hook=None):
     """Compiles ``graph`` for inputs ``input_names`` of ``shapes`` and ``dtypes`` (lists, in
-    that order) on ``ctx``; ``is_train`` is baked into train-dependent operators."""
+    that order) on ``ctx``; ``is_train`` is baked into train-dependent operators. ``hook``
+    is called after each operator (see codegen.generate)."""
     known_shapes = dict(zip(input_names, shapes))
     known_dtypes = dict(zip(input_names, dtypes))
     inferred = passes.infer(graph, known_shapes, known_dtypes)
@@ -196,7 +197,7 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     g = passes.optimize(graph, ctx.torch_device, is_train, cse)
     inferred = passes.infer(g, known_shapes, known_dtypes)
     code = generate(g, input_names, name=name, is_train=is_train, inferred=inferred,
-                    title=title)
+                    title=title, hook=hook)
     out_specs = [(inferred.shapes[n][k], inferred.dtypes[n][k] or 'float32')
                  for n, k in g.heads]
     aux_names = {n.name for n in g.auxiliary()}
@@ -211,7 +212,7 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
         code.fn = compiled
     elif backend not in (None, '', 'default'):
         raise MXNetError("%s: unknown backend %r (expected None or 'inductor')" % (name, backend))
-    if static and ctx.device_typeid == 2 and not rng and not aux:
+    if static and ctx.device_typeid == 2 and not rng and not aux and hook is None:
         prog.replay = _cuda_graph(code.fn, shapes, dtypes, ctx)
     return prog
 

@@ -77,12 +77,18 @@ def _own(t):
     return t
 
 
-def generate(graph, input_names, name='forward', is_train=False, inferred=None, title=None):
+def generate(graph, input_names, name='forward', is_train=False, inferred=None, title=None,
+             hook=None):
     """Source and function for ``graph``; the function takes the variables named in
     ``input_names`` positionally (folded constants are baked in). ``inferred`` (from
-    passes.infer) adds shape comments; ``title`` is a comment line on top."""
+    passes.infer) adds shape comments; ``title`` is a comment line on top. ``hook``, when
+    given, is called after each operator as ``hook(node, input tensors, output tensors)``
+    (a block's ``register_op_hook``)."""
     names = _Names()
     glb = {'torch': torch, '_own': _own}
+    if hook is not None:
+        glb['_op_hook'] = hook
+        names.used.add('_op_hook')
     kernels = {}
     for node in graph.nodes:
         if node.op is not None and node.op.name not in kernels:
@@ -154,6 +160,12 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
                                               '[:%d]' % nout if count > nout else '', comment))
         for i, o in enumerate(outs):
             var[(id(node), i)] = o
+        if hook is not None:
+            ident = names.make('_node_' + node.name)
+            glb[ident] = node
+            present = [var[(id(src), k)] for src, k in node.inputs]
+            lines.append('    _op_hook(%s, (%s), (%s))' % (
+                ident, ''.join(a + ', ' for a in present), ''.join(o + ', ' for o in outs)))
     rets = []
     for node, k in graph.heads:
         expr = var[(id(node), k)]
