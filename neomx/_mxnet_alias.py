@@ -1,27 +1,89 @@
 """Makes ``import mxnet`` (and every ``mxnet.x.y``) give neomx's own modules.
 
 ``neomx run script.py`` installs this before running the script, so code written for MXNet 1.x
-runs unchanged. Each ``mxnet[.x]`` is the very module object ``neomx[.x]`` (registered under
+runs unchanged. Each ``mxnet.x[.y]`` is the very module object ``neomx.x[.y]`` (registered under
 both names in ``sys.modules``), so ``mxnet.nd is neomx.nd`` and an ``isinstance`` test against
 ``mxnet.nd.NDArray`` accepts neomx arrays.
+
+The top-level ``mxnet`` alone is a module of its own (``MXNetModule``): every attribute is
+neomx's (read, set and deleted on neomx itself) except the module's own dunder names, so
+``mxnet.__version__`` is the version of the MXNet API that neomx implements, '1.9.1' (libraries
+built on Gluon check it before they import), while ``neomx.__version__`` stays neomx's own.
 
 >>> from neomx import _mxnet_alias
 >>> _mxnet_alias.install()
 >>> import mxnet, neomx
 >>> from mxnet import nd
->>> mxnet is neomx and nd is neomx.nd
+>>> nd is neomx.nd and mxnet.gluon is neomx.gluon
 True
+>>> mxnet.__version__, neomx.__version__
+('1.9.1', '0.1.0')
 >>> _mxnet_alias.uninstall()
 """
 import importlib
 import importlib.abc
 import importlib.util
 import sys
+import types
 
-__all__ = ['install', 'uninstall', 'installed', 'ALIAS', 'TARGET']
+__all__ = ['install', 'uninstall', 'installed', 'alias_module', 'MXNetModule', 'ALIAS', 'TARGET',
+           'MXNET_VERSION']
 
 ALIAS = 'mxnet'
 TARGET = 'neomx'
+MXNET_VERSION = '1.9.1'      # the MXNet release whose API neomx implements
+
+
+def _is_dunder(name):
+    return name.startswith('__') and name.endswith('__')
+
+
+class MXNetModule(types.ModuleType):
+    """``mxnet`` under the alias: neomx's namespace under MXNet's version.
+
+    A module of its own rather than neomx itself, because the two must answer ``__version__``
+    differently. Its own namespace holds only module dunders (``__name__``, ``__spec__``,
+    ``__version__``, ...); every other name is looked up, set and deleted on neomx, so
+    ``mxnet.nd is neomx.nd``, ``mxnet.x = v`` is seen as ``neomx.x`` and a submodule imported
+    later is reachable under both names."""
+
+    def __getattr__(self, name):
+        return getattr(sys.modules[TARGET], name)
+
+    def __setattr__(self, name, value):
+        if _is_dunder(name):
+            super().__setattr__(name, value)
+        else:
+            setattr(sys.modules[TARGET], name, value)
+
+    def __delattr__(self, name):
+        if _is_dunder(name):
+            super().__delattr__(name)
+        else:
+            delattr(sys.modules[TARGET], name)
+
+    def __dir__(self):
+        return sorted(set(dir(sys.modules[TARGET])) | set(self.__dict__))
+
+
+_alias = None
+
+
+def alias_module():
+    """The one ``mxnet`` module (made on first use)."""
+    global _alias
+    if _alias is None:
+        target = importlib.import_module(TARGET)
+        mod = MXNetModule(ALIAS, target.__doc__)
+        spec = importlib.util.spec_from_loader(ALIAS, _AliasLoader(mod), is_package=True)
+        spec.submodule_search_locations = list(target.__path__)
+        spec.origin, spec.has_location = target.__file__, True     # its repr shows the file
+        for name, value in (('__spec__', spec), ('__loader__', spec.loader),
+                            ('__package__', ALIAS), ('__path__', list(target.__path__)),
+                            ('__file__', target.__file__), ('__version__', MXNET_VERSION)):
+            setattr(mod, name, value)
+        _alias = mod
+    return _alias
 
 
 def _target_module(fullname):
@@ -30,6 +92,8 @@ def _target_module(fullname):
     Some of MXNet's names are attributes rather than files (``mxnet.nd`` is ``mxnet.ndarray``
     imported under another name); ``import mxnet.nd`` fails in MXNet itself but there is no harm
     in accepting it, so an attribute that is a module is taken as well."""
+    if fullname == ALIAS:
+        return alias_module()
     target = TARGET + fullname[len(ALIAS):]
     try:
         return importlib.import_module(target)
@@ -50,7 +114,7 @@ class _AliasLoader(importlib.abc.Loader):
 
     def __init__(self, module):
         self.module = module
-        self.spec = module.__spec__
+        self.spec = getattr(module, '__spec__', None)   # None while alias_module() makes it
 
     def create_module(self, spec):
         return self.module
@@ -58,7 +122,8 @@ class _AliasLoader(importlib.abc.Loader):
     def exec_module(self, module):
         # importlib has just set module.__spec__ to the alias's spec: give neomx its own back,
         # so reloading, pickling by reference and runpy see the real module.
-        module.__spec__ = self.spec
+        if self.spec is not None:
+            module.__spec__ = self.spec
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
@@ -86,7 +151,8 @@ def install():
         sys.meta_path.insert(0, _finder)
     for name, mod in list(sys.modules.items()):
         if mod is not None and (name == TARGET or name.startswith(TARGET + '.')):
-            sys.modules.setdefault(ALIAS + name[len(TARGET):], mod)
+            sys.modules.setdefault(ALIAS + name[len(TARGET):],
+                                   alias_module() if name == TARGET else mod)
 
 
 def uninstall():
@@ -95,7 +161,8 @@ def uninstall():
         sys.meta_path.remove(_finder)
     for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + '.')]:
         mod = sys.modules[name]
-        if mod is not None and getattr(mod, '__name__', '').split('.')[0] == TARGET:
+        if mod is not None and (mod is _alias
+                                or getattr(mod, '__name__', '').split('.')[0] == TARGET):
             del sys.modules[name]
 
 

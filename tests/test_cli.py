@@ -39,7 +39,8 @@ def test_run_script_written_for_mxnet(tmp_path):
         import mxnet.ndarray
         import mxnet.ndarray.ndarray as ndmod
         import neomx
-        assert mx is neomx and nd is neomx.nd and mxnet.ndarray is neomx.ndarray
+        assert nd is neomx.nd and mxnet.ndarray is neomx.ndarray and mx.gluon is neomx.gluon
+        assert mx.__version__ == '1.9.1' and neomx.__version__ == '0.1.0'
         assert ndmod is neomx.ndarray.ndarray and isinstance(nd.ones(1), mx.nd.NDArray)
         assert sys.modules['mxnet.ndarray'] is neomx.ndarray
         for name in ('gluon', 'sym', 'symbol', 'init', 'optimizer', 'kv', 'kvstore', 'profiler'):
@@ -54,7 +55,8 @@ def test_run_script_written_for_mxnet(tmp_path):
         y.backward()
         print('grad', x.grad.asnumpy().tolist())
         print('argv', sys.argv[1:], __name__, sys.path[0] == %r)
-        child = subprocess.run([sys.executable, '-c', 'import mxnet; print(mxnet.__name__)'],
+        child = subprocess.run([sys.executable, '-c',
+                                'import mxnet; print(mxnet.nd.__name__, mxnet.__version__)'],
                                capture_output=True, text=True)
         print('child', child.stdout.strip())
     """ % str(tmp_path))
@@ -62,7 +64,33 @@ def test_run_script_written_for_mxnet(tmp_path):
     assert r.returncode == 0, r.stderr
     assert 'grad [[0.0, 2.0], [4.0, 6.0]]' in r.stdout
     assert "argv ['--lr', '0.1', 'x'] __main__ True" in r.stdout
-    assert 'child neomx' in r.stdout
+    assert 'child neomx.ndarray 1.9.1' in r.stdout
+
+
+def test_run_reports_mxnet_version(tmp_path):
+    # Libraries built on Gluon check mxnet.__version__ before they import: under the alias it
+    # is the MXNet release whose API neomx implements, while neomx keeps its own version. The
+    # top-level `mxnet` is a module of its own that shares neomx's namespace both ways.
+    script = write(tmp_path / 'version.py', """
+        import sys
+        import mxnet as mx
+        import neomx
+        from mxnet import *                       # noqa: F403
+        import mxnet.gluon.nn
+        print('versions', mx.__version__, neomx.__version__, __version__)
+        print('same', mx.nd is neomx.nd, mxnet.gluon.nn is neomx.gluon.nn,
+              isinstance(mx.nd.ones(1), neomx.nd.NDArray), sys.modules['mxnet'] is mx)
+        mx.some_setting = 5                       # set through mxnet, seen by neomx
+        print('shared', neomx.some_setting, 'nd' in dir(mx), mx.__name__, neomx.__name__)
+        del mx.some_setting
+        print('deleted', hasattr(neomx, 'some_setting'))
+    """)
+    r = neomx_cmd('run', script, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert 'versions 1.9.1 0.1.0 1.9.1' in r.stdout
+    assert 'same True True True True' in r.stdout
+    assert 'shared 5 True mxnet neomx' in r.stdout
+    assert 'deleted False' in r.stdout
 
 
 @pytest.fixture
@@ -114,9 +142,9 @@ def test_run_module_and_code(tmp_path, in_process, capsys, monkeypatch):
     """)
     assert in_process(['run', '-m', 'mypkg.job', 'a', '-b']) == 0
     assert "module __main__ ['a', '-b'] 3.0" in capsys.readouterr().out
-    assert in_process(['run', '-c', 'import sys, mxnet; print(mxnet.__name__, sys.argv)',
+    assert in_process(['run', '-c', 'import sys, mxnet; print(mxnet.nd.__name__, sys.argv)',
                        'z']) == 0
-    assert "neomx ['-c', 'z']" in capsys.readouterr().out
+    assert "neomx.ndarray ['-c', 'z']" in capsys.readouterr().out
 
 
 def test_exit_status_and_missing_file(tmp_path, in_process, capsys):
@@ -202,7 +230,7 @@ def test_alias_in_process():
         import mxnet
         import mxnet.ndarray.ndarray as m
         from mxnet import nd, profiler
-        assert mxnet is neomx and m is neomx.ndarray.ndarray and nd is neomx.nd
+        assert m is neomx.ndarray.ndarray and nd is neomx.nd and sys.modules['mxnet'] is mxnet
         assert profiler is neomx.profiler
         # The real module keeps its own spec (the alias does not rename neomx).
         assert neomx.__spec__.name == 'neomx' and neomx.ndarray.__spec__.name == 'neomx.ndarray'

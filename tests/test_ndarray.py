@@ -456,3 +456,42 @@ def test_c_api_dlpack_entry_points():
         check_call(_LIB.MXNDArrayFromDLPack(ctypes.c_void_p(), ctypes.byref(handle)))
     with pytest.raises(AttributeError, match='no MXNet C library'):
         _LIB.MXNDArrayCreate
+
+
+def test_one_element_asnumpy_converts_to_a_number():
+    # MXNet code turns a reduction, a 1-d array of one element, into a number with
+    # float(x.asnumpy()) or '%f' % x.asnumpy(); NumPy 2 refuses that for an ndarray, so
+    # asnumpy() gives an ndarray subclass that converts as NumPy 1 did and is otherwise the same.
+    loss = nd.array([1.0, 2.0, 4.5]).sum()
+    a = loss.asnumpy()
+    assert float(a) == 7.5 and int(a) == 7 and complex(a) == 7.5
+    assert '%f' % a == '7.500000' and '%d' % a == '7' and '%.2f' % (a / 3) == '2.50'
+    assert float(nd.ones((1, 1, 1)).asnumpy()) == 1.0
+    assert int(nd.array([3], dtype='int64').asnumpy()) == 3
+    # the same array in every other respect
+    assert isinstance(a, np.ndarray) and a.shape == (1,) and a.dtype == np.float32
+    assert a.flags.owndata and a.flags.c_contiguous and a.base is None
+    assert repr(a) == 'array([7.5], dtype=float32)' and str(a) == '[7.5]'
+    assert type(np.asarray(a)) is np.ndarray and a.tolist() == [7.5]
+    b = pickle.loads(pickle.dumps(a))
+    assert type(b) is np.ndarray and b.tolist() == [7.5]
+    buf = io.BytesIO()
+    np.save(buf, a)
+    buf.seek(0)
+    assert type(np.load(buf)) is np.ndarray
+    np.testing.assert_allclose(a, [7.5])
+    np.testing.assert_array_equal(a, np.array([7.5], dtype=np.float32))
+    # results with one element keep the conversion (as on NumPy 1); others are plain ndarrays
+    assert float(a * 2) == 15.0 and float(np.sqrt(a)) == pytest.approx(7.5 ** 0.5)
+    big = a + np.zeros(3)
+    assert type(big) is np.ndarray and big.shape == (3,)
+    assert isinstance(a.sum(), np.floating) and type(a.reshape(())) is not np.ndarray
+    # arrays of any other size are plain ndarrays, and still refuse float() as NumPy 2 does
+    for x in (nd.ones((2,)), nd.ones((2, 3))):
+        assert type(x.asnumpy()) is np.ndarray
+    with pytest.raises(TypeError):
+        float(nd.ones((2,)).asnumpy())
+    with pytest.raises(TypeError):
+        float(a[1:])                      # a view with no element
+    assert type(mx.np.ones((1,)).asnumpy()).__name__ in ('ndarray', 'OneElementArray')
+    assert float(mx.np.ones((1,)).asnumpy()) == 1.0

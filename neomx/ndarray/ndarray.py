@@ -25,6 +25,7 @@ from ..ops import registry
 from ..ops.elemwise import scalar_tensor
 from ..ops.layout import dense, is_dense, row_major as _strides
 from ..ops.registry import ShapeError
+from . import one_element as _one_element
 
 __all__ = ['NDArray', 'Storage', 'invoke', 'push_write', 'from_tensor', 'empty_like_spec',
            'waitall', 'rng_var']
@@ -802,10 +803,13 @@ class NDArray:
         _engine._engine.wait_for_var(self._var, True)
 
     def asnumpy(self):
-        """A numpy copy of the array (waits for it)."""
+        """A numpy copy of the array (waits for it). Under NumPy 2 a one-element result converts
+        to a number as in NumPy 1 (``float(a)``, ``'%f' % a``): see ``ndarray.one_element``."""
         t = self._data().detach()
         if t.dtype == torch.bfloat16:
             t = t.float()
+        if _one_element.NEEDED and t.numel() == 1 and t.dim():
+            return _one_element.copy_of(t.cpu().numpy())
         if t.device.type != 'cpu':
             return t.cpu().numpy()
         return t.numpy().copy()
