@@ -313,3 +313,68 @@ def test_gluon2_captured_constant_is_exported(np_mode, tmp_path):
     sym_file, params_file = net.export(str(tmp_path / 'shift'))
     loaded = gluon.SymbolBlock.imports(sym_file, ['data'], params_file)
     assert loaded(x).tolist() == [[2.0, 3.0, 4.0]] * 2
+
+
+def test_advanced_index_with_negative_step_slices():
+    base = onp.arange(4 * 6 * 5).reshape(4, 6, 5).astype('float32')
+    keys = [([0], [[1]], slice(None, None, -1)), ([1, 2], slice(None, None, -2)),
+            (slice(None, None, -3), [1, 2]), (Ellipsis, [0, 2], slice(4, 1, -2)),
+            (None, [1], slice(None, None, -1), Ellipsis, [3]), (slice(0, 3, -1), [1])]
+    for key in keys:
+        mx_key = tuple(np.array(k, dtype='int32') if isinstance(k, list) else k for k in key)
+        on_key = tuple(onp.array(k) if isinstance(k, list) else k for k in key)
+        assert np.array(base)[mx_key].asnumpy().tolist() == base[on_key].tolist(), key
+    x = np.array(base)
+    x.attach_grad()
+    with autograd.record():
+        y = x[np.array([1, 2], dtype='int32'), ::-2]
+    y.backward()
+    want = onp.zeros_like(base)
+    want[[1, 2], ::-2] = 1
+    assert x.grad.asnumpy().tolist() == want.tolist()
+    x[np.array([1, 2], dtype='int32'), ::-2] = -5
+    base[[1, 2], ::-2] = -5
+    assert x.asnumpy().tolist() == base.tolist()
+
+
+def test_tuple_and_range_indices_are_index_lists():
+    base = onp.arange(3 * 5 * 4).reshape(3, 5, 4).astype('int32')
+    for key in (([1, 2], slice(1, 3), (2, 3)), range(2), range(2, 0, -1), (range(2), [1])):
+        x = np.array(base)
+        assert x[key].asnumpy().tolist() == base[key].tolist(), key
+        want = base.copy()
+        want[key] = -1
+        x[key] = -1
+        assert x.asnumpy().tolist() == want.tolist(), key
+
+
+def test_value_shape_longer_than_a_basic_index_result():
+    a = np.zeros((2, 3, 4), dtype='int32')
+    a[1, 2, 3] = np.array([[7]])            # leading ones of the value are dropped
+    a[0, 1] = np.arange(4).reshape(1, 1, 4)
+    assert int(a[1, 2, 3]) == 7 and a[0, 1].tolist() == [0, 1, 2, 3]
+    b = np.zeros((3,))
+    b[:] = np.ones((1, 1, 3))
+    assert b.tolist() == [1.0, 1.0, 1.0]
+    e = np.zeros((0,))
+    e[:] = np.ones((1, 1, 0))
+    assert e.shape == (0,)
+
+
+def test_npx_nonzero_of_a_0d_array():
+    # one row per element and one column: a 0-d array counts as a 1-element vector
+    assert npx.nonzero(np.array(5.0)).shape == (1, 1)
+    assert npx.nonzero(np.array(0.0)).shape == (0, 1)
+    assert np.argwhere(np.array(5.0)).shape == (1, 0)      # NumPy's argwhere keeps ndim 0
+
+
+def test_quantile_result_dtype():
+    # float64 stays float64; every other dtype, float16 included, gives float32 (MXNet)
+    for dtype, want in (('float16', 'float32'), ('int32', 'float32'), ('float64', 'float64')):
+        a = np.array([[1, 2, 3], [4, 5, 6]], dtype=dtype)
+        for method in ('linear', 'lower', 'higher', 'nearest', 'midpoint'):
+            r = np.quantile(a, 0.4, axis=1, interpolation=method)
+            assert r.dtype == onp.dtype(want)
+            ref = onp.quantile(a.asnumpy().astype('float64'), 0.4, axis=1, method=method)
+            assert onp.allclose(r.asnumpy(), ref, atol=1e-3)
+        assert np.percentile(a, 50).dtype == onp.dtype(want)

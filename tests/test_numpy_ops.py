@@ -145,3 +145,24 @@ def test_unique_inverse_has_the_input_shape():
 def test_operator_value_errors_keep_their_type():
     with pytest.raises(ValueError, match='bad'):
         npx.constraint_check(np.zeros(3, dtype='bool'), 'bad').asnumpy()
+
+
+def test_linspace_integer_dtype_rounds_down():
+    # NumPy 2 floors integer linspace values (NumPy 1.x and MXNet 1.9 truncated towards 0)
+    for endpoint in (False, True):
+        want = onp.linspace(-2, 4, 30, endpoint=endpoint, dtype='int32')
+        assert np.linspace(-2, 4, 30, endpoint=endpoint, dtype='int32').tolist() == want.tolist()
+        imperative, hybrid = _both(lambda F, x: x + F.np.linspace(-2, 4, 30, endpoint, dtype='int32'),
+                                   np.zeros((), dtype='int32'))
+        assert imperative.tolist() == hybrid.tolist() == want.tolist()
+
+
+def test_linspace_bad_counts_raise_mxnet_and_numpy_errors():
+    with pytest.raises(mx.MXNetError):
+        np.linspace(0, 10, -1)
+    with pytest.raises(ValueError):
+        np.linspace(0, 10, -1)
+    with pytest.raises(mx.MXNetError):
+        np.linspace(0, 1, 2.5)
+    with pytest.raises(TypeError):
+        np.linspace(0, 1, 2.5)

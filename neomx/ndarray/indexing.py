@@ -251,6 +251,8 @@ def setitem(x, key, value):
         with torch.no_grad():
             if full:
                 if isinstance(v, torch.Tensor):
+                    while v.dim() > dst.dim() and v.shape[0] == 1:
+                        v = v[0]        # leading 1s of the value are dropped, as MXNet does
                     dst.copy_(v)
                 else:
                     dst.fill_(v)

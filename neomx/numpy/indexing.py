@@ -84,7 +84,38 @@ def _basic_kernel(data, key):
 
 def _advanced_kernel(data, *indices, key):
     k = tuple(_decode(x, indices) for x in key)
+    if any(isinstance(x, slice) and x.step is not None and x.step < 0 for x in k):
+        data, k = _reverse_slices(data, k)
     return data[k]
+
+
+def _reverse_slices(data, key):
+    """(``data`` with each negative-step slice of ``key`` applied to its axis, ``key`` with
+    those slices made ``:``): torch has no negative steps, and taking them first keeps the
+    placement of the advanced indices' axes."""
+    def span(k):
+        if k is None:
+            return 0
+        if isinstance(k, torch.Tensor) and k.dtype == torch.bool:
+            return max(k.dim(), 1)
+        return 1
+    consuming = sum(span(k) for k in key if k is not Ellipsis)
+    out, axis = [], 0
+    for k in key:
+        if k is Ellipsis:
+            axis += max(data.dim() - consuming, 0)
+        elif isinstance(k, slice) and k.step is not None and k.step < 0:
+            r = range(data.shape[axis])[k]
+            if len(r):
+                data = data.narrow(axis, r[-1], r[0] - r[-1] + 1)
+                data = torch.flip(data[(slice(None),) * axis + (slice(None, None, -k.step),)],
+                                  (axis,))
+            else:
+                data = data.narrow(axis, 0, 0)
+            k = slice(None)
+        axis += span(k) if k is not Ellipsis else 0
+        out.append(k)
+    return data, tuple(out)
 
 
 np_register('_npi_index', inputs=('data',), view=True, attrs={'key': Lit(())})(_basic_kernel)
@@ -185,6 +216,8 @@ def _index_array(k, x):
 
 def getitem(x, key):
     """``x[key]`` with NumPy's rules (see the module docstring)."""
+    if isinstance(key, range):
+        key = list(key)
     if isinstance(key, list) and not any(isinstance(k, (list, tuple, slice, NDArray,
                                                         onp.ndarray)) or k is None
                                          or k is Ellipsis for k in key):
@@ -205,8 +238,9 @@ def getitem(x, key):
     for k in key:
         if isinstance(k, (bool, onp.bool_)):
             k = onp.asarray(k)
-        if isinstance(k, (NDArray, list, onp.ndarray)):
-            arrays.append(_index_array(k, x))
+        if isinstance(k, (NDArray, list, tuple, range, onp.ndarray)):
+            # inside the key, a tuple or a range is an index list, as in NumPy
+            arrays.append(_index_array(list(k) if isinstance(k, range) else k, x))
             template.append(_Slot(len(arrays) - 1))
         else:
             template.append(k)

@@ -730,6 +730,14 @@ def arange(start, stop=None, step=1, dtype=None, ctx=None, device=None):
                    dtype=dtype_name(dtype) if dtype is not None else 'float32')
 
 
+class _NumValueError(MXNetError, ValueError):
+    """A bad count: MXNet raises MXNetError, NumPy ValueError."""
+
+
+class _NumTypeError(MXNetError, TypeError):
+    """A count that is not an integer: MXNet raises MXNetError, NumPy TypeError."""
+
+
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, ctx=None,
              device=None):
     """``num`` evenly spaced values from ``start`` to ``stop``."""
@@ -737,9 +745,10 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
             or not _is_real(stop):
         from .fallback import fallback
         return fallback('linspace')(start, stop, num, endpoint, retstep, dtype, axis)
-    if int(num) != num or num < 0:
-        raise ValueError("linspace: number of samples, %s, must be a non-negative integer"
-                         % (num,))
+    if int(num) != num:
+        raise _NumTypeError("linspace: number of samples, %s, must be an integer" % (num,))
+    if num < 0:
+        raise _NumValueError("linspace: number of samples, %s, must be non-negative" % (num,))
     r = _invoke('_npi_linspace', (), ctx=_ctx(ctx or device), start=float(start),
                 stop=float(stop), num=int(num), endpoint=bool(endpoint),
                 dtype=dtype_name(dtype) if dtype is not None else 'float32')

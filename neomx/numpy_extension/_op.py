@@ -173,6 +173,8 @@ def constraint_check(x, msg='Constraint violated.'):
 def nonzero(a):
     """The indices of the non-zero elements as a 2-d int64 array, one row per element."""
     from ..numpy._op import argwhere
+    if a.ndim == 0:         # a 0-d array counts as one element: shape (n, 1), not (n, 0)
+        a = a.reshape(1)
     return argwhere(a)
 
 

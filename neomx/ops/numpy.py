@@ -535,11 +535,21 @@ register('_npi_eye', inputs=(), creation=True, infer=_eye_rule,
 def _np_linspace(start, stop, num, endpoint, ctx, dtype, device):
     if device.type == 'meta':
         return torch.empty((num,), dtype=dtype_torch(dtype), device=device)
-    if endpoint:
-        r = torch.linspace(start, stop, num, dtype=torch.float64, device=device)
+    # NumPy's formula (start + i * step, the last value set to stop), so that values landing
+    # on integers stay exact: torch.linspace interpolates from both ends
+    div = (num - 1) if endpoint else num
+    r = torch.arange(num, dtype=torch.float64, device=device)
+    if div == 0:
+        r = r * (stop - start) + start
     else:
-        r = torch.linspace(start, stop, num + 1, dtype=torch.float64, device=device)[:num]
-    return r.to(dtype_torch(dtype))
+        step = (stop - start) / div
+        r = (r * step if step != 0 else r / div * (stop - start)) + start
+    if endpoint and num > 1:
+        r[-1] = stop
+    out = dtype_torch(dtype)
+    if not out.is_floating_point:
+        r = r.floor()       # NumPy 2 rounds towards -inf for integer dtypes (1.x truncated)
+    return r.to(out)
 
 
 register('_npi_linspace', inputs=(), creation=True,
@@ -1644,7 +1654,8 @@ np_register('_npi_average', inputs=('a', 'weights'), num_outputs=2,
 
 
 def _percentile(a, q, axis, interpolation, keepdims):
-    x = a if a.is_floating_point() else a.to(torch.float32)
+    # float64 stays float64; every other dtype (float16 included) gives float32, as in MXNet
+    x = a if a.dtype in (torch.float64, torch.float32) else a.to(torch.float32)
     qq = q.to(x.dtype) / 100.0
     if axis is None:
         r = torch.quantile(x.reshape(-1), qq, interpolation=interpolation)
