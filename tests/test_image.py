@@ -317,3 +317,87 @@ def test_image_iter_from_record_file(tmp_path):
     assert seen == [3.0, 4.0, 5.0]
     with pytest.raises(ValueError, match='3 channels'):
         mx.image.ImageIter(2, (1, 8, 8), path_imgrec=rec)
+
+
+_DET_SCRIPT = r'''
+import json, random, numpy as np, mxnet as mx
+random.seed(3)
+lab = np.array([[0, 0.1, 0.2, 0.5, 0.6], [1, 0.3, 0.3, 0.9, 0.8]])
+img = mx.nd.zeros((40, 60, 3), dtype='uint8')
+out = []
+for k in range(4):
+    src, l = mx.image.DetRandomCropAug(min_object_covered=0.3, area_range=(0.2, 0.8))(
+        img, lab.copy())
+    out.append(['crop', list(src.shape), np.round(l, 5).tolist()])
+    src, l = mx.image.DetRandomPadAug(area_range=(1.2, 2.0))(img, lab.copy())
+    out.append(['pad', list(src.shape), np.round(l, 5).tolist(),
+                src.asnumpy()[0, 0].tolist()])
+augs = mx.image.CreateDetAugmenter((3, 16, 16), resize=20, rand_crop=0.5, rand_pad=0.5,
+                                   rand_mirror=True, mean=True, std=True, brightness=0.1,
+                                   hue=0.1, pca_noise=0.05, rand_gray=0.1,
+                                   min_object_covered=[0.3, 0.5])
+out.append([type(a).__name__ for a in augs])
+out.append(augs[1].dumps())
+print(json.dumps(out))
+'''
+
+
+def test_detection_augmenters_match_mxnet(mxnet_ref):
+    """Random crops and pads of detection images draw the same windows as MXNet 1.9.1 from
+    the same seed, and move the boxes the same way."""
+    ref = json.loads(mxnet_ref(_DET_SCRIPT))
+    got = _run_iter_script(_DET_SCRIPT.replace('import json, random, numpy as np, mxnet as mx',
+                                               'import random'))
+    assert got == ref
+
+
+def test_detection_augmenters_move_boxes():
+    label = np.array([[0, 0.1, 0.2, 0.5, 0.6]])
+    img = nd.array(_image(20, 40), dtype='uint8')
+    src, out = mx.image.DetHorizontalFlipAug(1.0)(img, label.copy())
+    assert (src.asnumpy() == img.asnumpy()[:, ::-1]).all()
+    np.testing.assert_allclose(out, [[0, 0.5, 0.2, 0.9, 0.6]])
+    pad = mx.image.DetRandomPadAug(area_range=(2.0, 3.0), pad_val=(1, 2, 3))
+    random.seed(0)
+    src, out = pad(img, label.copy())
+    h, w = src.shape[:2]
+    assert h * w >= 2 * 20 * 40 - 60 and src.asnumpy()[0, 0].tolist() in ([1, 2, 3],
+                                                                           list(_image(20, 40)[0, 0]))
+    # the box covers the same pixels of the original image where it was placed
+    np.testing.assert_allclose((out[0, 3] - out[0, 1]) * w, 0.4 * 40, rtol=1e-6)
+    np.testing.assert_allclose((out[0, 4] - out[0, 2]) * h, 0.4 * 20, rtol=1e-6)
+    crop = mx.image.DetRandomCropAug(min_object_covered=0.9, area_range=(0.3, 0.6))
+    for seed in range(5):
+        random.seed(seed)
+        src, out = crop(img, label.copy())
+        assert ((0 <= out[:, 1:]) & (out[:, 1:] <= 1)).all() and src.shape[2] == 3
+    with pytest.warns(UserWarning, match='invalid area_range'):
+        assert not mx.image.DetRandomCropAug(area_range=(0.5, 0.1)).enabled
+    with pytest.raises(TypeError, match='Augmenter'):
+        mx.image.DetBorrowAug(lambda x: x)
+    assert mx.image.det is mx.image.detection
+
+
+def test_image_det_iter(tmp_path):
+    from neomx.image import _codec
+    for i in range(5):
+        (tmp_path / ('%d.png' % i)).write_bytes(_codec.encode(_image(20 + 2 * i, 30, i), '.png'))
+    two = [2, 5, 0, 0.1, 0.2, 0.5, 0.6, 1, 0.3, 0.3, 0.9, 0.8]
+    imglist = [[two, '%d.png' % i] for i in range(3)] + \
+        [[[2, 5, 1, 0.2, 0.2, 0.4, 0.4], '%d.png' % i] for i in range(3, 5)]
+    it = mx.image.ImageDetIter(2, (3, 16, 16), imglist=imglist, path_root=str(tmp_path))
+    assert it.label_shape == (2, 5) and it.provide_label[0][1] == (2, 2, 5)
+    batches = list(it)
+    assert [b.pad for b in batches] == [0, 0, 1] and batches[0].data[0].shape == (2, 3, 16, 16)
+    last = batches[2].label[0].asnumpy()
+    np.testing.assert_allclose(last[0], [[1, 0.2, 0.2, 0.4, 0.4], [-1] * 5], rtol=1e-6)
+    np.testing.assert_allclose(last[1], np.reshape(two[2:], (2, 5)), rtol=1e-6)
+    other = mx.image.ImageDetIter(3, (3, 16, 16), imglist=imglist[3:], path_root=str(tmp_path))
+    assert other.label_shape == (1, 5)
+    it.sync_label_shape(other)
+    assert other.label_shape == (2, 5) and other.next().label[0].shape == (3, 2, 5)
+    with pytest.raises(ValueError, match='reduce label count'):
+        it.reshape(label_shape=(1, 5))
+    with pytest.raises(RuntimeError, match='annotation width'):
+        mx.image.ImageDetIter(1, (3, 8, 8), imglist=[[[2, 5, 0, 0.1, 0.2, 0.5, 0.6, 1],
+                                                       '0.png']], path_root=str(tmp_path))

@@ -1,6 +1,10 @@
 """``mx.image`` (also ``mx.img``): image decoding, resizing, cropping, augmenters and
-iterators."""
+iterators, and (``mx.image.detection``, also ``mx.image.det``) their object-detection
+versions."""
 from . import image
 from .image import *  # noqa: F401,F403
 from .image import _get_interp_method  # noqa: F401
 from ._iter import ImageIter  # noqa: F401
+from . import detection
+from . import detection as det  # noqa: F401
+from .detection import *  # noqa: F401,F403
