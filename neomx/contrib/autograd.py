@@ -93,3 +93,9 @@ def grad(func, argnum=None):
     def wrapped(*args):
         return grad_with_loss(*args)[0]
     return wrapped
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import ctypes  # noqa: E402,F401
+from ..base import NDArrayHandle, check_call, mx_uint, string_types  # noqa: E402,F401
+from ..ndarray import NDArray, array, zeros_like  # noqa: E402,F401

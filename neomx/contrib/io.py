@@ -63,3 +63,7 @@ class DataLoaderIter(DataIter):
         if not self.iter_next():
             raise StopIteration
         return DataBatch(self.getdata(), self.getlabel(), pad=self.getpad())
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from .. import ndarray as nd  # noqa: E402,F401

@@ -25,3 +25,23 @@ quantize_net = _unsupported('quantize_net')
 quantize_net_v2 = _unsupported('quantize_net_v2')
 calib_graph = _unsupported('calib_graph')
 combine_histogram = _unsupported('combine_histogram')
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import ctypes  # noqa: E402,F401
+import logging  # noqa: E402,F401
+import os  # noqa: E402,F401
+import shutil  # noqa: E402,F401
+import warnings  # noqa: E402,F401
+
+import numpy as np  # noqa: E402,F401
+
+from .. import ndarray  # noqa: E402,F401
+from ..base import (NDArrayHandle, SymbolHandle, c_str, check_call, mx_uint,  # noqa: E402,F401
+                    py_str)
+from ..context import Context, cpu  # noqa: E402,F401
+from ..io import DataBatch, DataDesc, DataIter  # noqa: E402,F401
+from ..module import Module  # noqa: E402,F401
+from ..ndarray import NDArray  # noqa: E402,F401
+from ..ndarray import load as nd_load, save as nd_save  # noqa: E402,F401
+from ..symbol import Symbol, load as sym_load  # noqa: E402,F401

@@ -28,3 +28,7 @@ class LogMetricsCallback:
                 name = '%s-%s' % (self.prefix, name)
             self.summary_writer.add_scalar(name, value, global_step=self._step)
         self.summary_writer.flush()
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import logging  # noqa: E402,F401

@@ -836,3 +836,14 @@ class FixedOp:
         if F is ndarray:
             return invoke(self.op, inputs, self.attrs)
         return getattr(F, self.op.name)(*inputs, name='fwd', **self.kwargs)
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import copy  # noqa: E402,F401
+from .. import symbol  # noqa: E402,F401
+from ..base import mx_real_t  # noqa: E402,F401
+from ..symbol import Symbol, load_json  # noqa: E402,F401
+from ..symbol import numpy as np_symbol  # noqa: E402,F401
+from ..util import np_array, np_shape  # noqa: E402,F401
+from .utils import HookHandle  # noqa: E402,F401
+from .symbol_block import SymbolBlock  # noqa: E402,F401

@@ -357,3 +357,7 @@ class SDMLLoss(Loss):
         log_probabilities = F.log_softmax(-distances, axis=1)
         labels = self._labels(F, n).as_in_context(distances.context)
         return self.kl_loss(log_probabilities, labels)
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from ..util import is_np_array  # noqa: E402,F401

@@ -734,3 +734,10 @@ class ParameterDict:
             self[name]._load_init(arg_dict[name], ctx, cast_dtype=cast_dtype,
                                   dtype_source=dtype_source, where=where)
 
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from .. import context, symbol  # noqa: E402,F401
+from ..base import mx_real_t  # noqa: E402,F401
+from ..util import is_np_shape  # noqa: E402,F401
+from .utils import _brief_print_list, _indent, shape_is_known  # noqa: E402,F401

@@ -313,3 +313,8 @@ class HookHandle:
 
     def __exit__(self, ptype, value, trace):
         self.detach()
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from .. import ndarray  # noqa: E402,F401
+from ..util import is_np_array, is_np_shape  # noqa: E402,F401

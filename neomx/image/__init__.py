@@ -8,3 +8,7 @@ from ._iter import ImageIter  # noqa: F401
 from . import detection
 from . import detection as det  # noqa: F401
 from .detection import *  # noqa: F401,F403
+from .. import io, recordio  # noqa: F401
+from .. import ndarray as nd  # noqa: F401
+from ..util import is_np_array  # noqa: F401
+from ..base import numeric_types  # noqa: F401

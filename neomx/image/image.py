@@ -630,3 +630,10 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, ra
     if mean is not None or std is not None:
         auglist.append(ColorNormalizeAug(mean, std))
     return auglist
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from .. import io, recordio  # noqa: E402,F401
+from ..ndarray import _internal  # noqa: E402,F401
+from ..util import is_np_array  # noqa: E402,F401
+from ._iter import ImageIter  # noqa: E402,F401  (after CreateAugmenter and imdecode)

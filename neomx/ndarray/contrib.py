@@ -11,7 +11,7 @@ from ..base import MXNetError
 from ..ops import registry as _registry
 from .gen import nd_function as _nd_function
 
-__all__ = ['boolean_mask', 'isnan', 'isinf', 'isfinite', 'rand_zipfian']
+__all__ = ['boolean_mask', 'isnan', 'isinf', 'isfinite', 'rand_zipfian', 'BatchNormWithReLU', 'getnnz']
 
 
 def _op(name):
@@ -69,8 +69,35 @@ def _expected_count(classes, log_range, num_sampled):
     return ((c + 2.0) / (c + 1.0)).log() * (num_sampled / log_range)
 
 
+def BatchNormWithReLU(data, gamma, beta, moving_mean, moving_var, **kwargs):
+    """``BatchNorm`` (same arguments) followed by a ReLU: MXNet 1.9.1's fused MKL-DNN
+    operator, here the two operators."""
+    from . import relu
+    out = _op('BatchNorm')(data, gamma, beta, moving_mean, moving_var, **kwargs)
+    if isinstance(out, (list, tuple)):
+        return [relu(out[0])] + list(out[1:])
+    return relu(out)
+
+
+def getnnz(data, axis=None):
+    """The number of stored values of a CSR array (int64): in all (shape (1,)) or, with
+    ``axis=1``, per row (MXNet 1.9.1 has no ``axis=0``)."""
+    from .creation import array
+    if getattr(data, 'stype', 'default') != 'csr':
+        raise MXNetError("getnnz: expected a CSR array (stype 'csr'), got stype %r"
+                         % getattr(data, 'stype', 'default'))
+    if axis not in (None, 1, -1):
+        raise MXNetError("getnnz with axis = %s is not supported (None or 1)" % (axis,))
+    stored = data.indptr.asnumpy().astype(np.int64)
+    counts = np.array([stored[-1]]) if axis is None else np.diff(stored)
+    return array(counts, ctx=data.context, dtype='int64')
+
+
 def __getattr__(name):
     full = '_contrib_' + name
     if _registry.exists(full):
         return _nd_function(_registry.get(full))
+    from ..ops.contrib import UNAVAILABLE, unavailable
+    if name in UNAVAILABLE:
+        return unavailable(name, 'nd.contrib')
     raise AttributeError("neomx.nd.contrib has no operator %r" % name)

@@ -40,6 +40,69 @@ register('_contrib_gradientmultiplier', infer=_same, infer_attrs=(),
          attrs={'scalar': Float(1.0), 'is_int': Bool(True)})(_gradient_multiplier)
 
 
+def _round_ste(data):
+    """Rounds half away from zero (as C's ``round``), with the straight-through estimator's
+    gradient: the head gradient passes unchanged."""
+    if not data.is_floating_point():
+        return data.clone()
+    return torch.sign(data) * torch.floor(data.abs() + 0.5)
+
+
+register('_contrib_round_ste', infer=_same, infer_attrs=(),
+         grad=lambda inputs, outputs, out_grads: (out_grads[0],))(_round_ste)
+
+
+def _sign_ste(data):
+    """The sign (-1, 0, 1), with the straight-through estimator's gradient: the head gradient
+    passes unchanged."""
+    return torch.sign(data)
+
+
+register('_contrib_sign_ste', infer=_same, infer_attrs=(),
+         grad=lambda inputs, outputs, out_grads: (out_grads[0],))(_sign_ste)
+
+
+# MXNet 1.9.1 operators neomx does not provide, with the reason; ``nd.contrib.<name>`` and
+# ``sym.contrib.<name>`` exist and raise an MXNetError saying so when called.
+_QUANTIZED = ("MXNet's INT8 quantized operators (its MKL-DNN / cuDNN kernels) are not part of "
+              "neomx, whose kernels are ATen's; see mx.contrib.quantization")
+_GRAPH = ("the DGL graph-sampling operators on CSR adjacency matrices are not provided by "
+          "neomx (use DGL's own PyTorch backend)")
+_GPU_ONLY = "MXNet 1.9.1 implements it for GPUs only, and neomx does not provide it"
+_BACKWARD = ("MXNet's separate backward operator; neomx has none: autograd differentiates "
+             "the forward operator")
+UNAVAILABLE = dict(
+    [(n, _QUANTIZED) for n in (
+        'quantize_v2', 'quantize_asym', 'requantize', 'calibrate_entropy', 'quantized_act',
+        'quantized_batch_norm', 'quantized_concat', 'quantized_conv', 'quantized_elemwise_add',
+        'quantized_elemwise_mul', 'quantized_embedding', 'quantized_flatten',
+        'quantized_fully_connected', 'quantized_pooling', 'quantized_rnn')] +
+    [(n, _GRAPH) for n in (
+        'dgl_adjacency', 'dgl_csr_neighbor_non_uniform_sample',
+        'dgl_csr_neighbor_uniform_sample', 'dgl_graph_compact', 'dgl_subgraph', 'edge_id')] +
+    [(n, _GPU_ONLY) for n in ('fft', 'ifft', 'count_sketch', 'DeformablePSROIPooling')] +
+    [(n, _BACKWARD) for n in ('backward_gradientmultiplier', 'backward_hawkesll',
+                              'backward_index_copy', 'backward_quadratic')] +
+    [('getnnz', "it counts the stored values of a CSR array; neomx's sparse arrays have "
+                "no CSR storage of their own: use (x != 0).sum(axis)"),
+     ('hawkesll', "the Hawkes process log-likelihood is not provided by neomx"),
+     ('group_adagrad_update', "MXNet 1.9.1 implements it for row_sparse gradients only, "
+                              "and neomx does not provide it: use the GroupAdaGrad "
+                              "optimizer's rule with dense operators")])
+
+
+def unavailable(name, where):
+    """A function standing for operator ``name`` of ``where`` ('nd.contrib', 'sym.contrib')
+    that raises an MXNetError with the reason when called."""
+    from ..base import MXNetError
+
+    def fn(*args, **kwargs):
+        raise MXNetError("%s.%s: %s" % (where, name, UNAVAILABLE[name]))
+    fn.__name__ = name
+    fn.__doc__ = "Not provided by neomx: raises MXNetError (%s)." % UNAVAILABLE[name]
+    return fn
+
+
 def _div_sqrt_dim(data):
     """``data / sqrt(data.shape[-1])`` (the scaling of dot-product attention)."""
     return data / math.sqrt(data.shape[-1])

@@ -4,7 +4,7 @@ import math
 from ..ops import registry as _registry
 from .symbol import _OPS
 
-__all__ = ['rand_zipfian']
+__all__ = ['rand_zipfian', 'BatchNormWithReLU']
 
 
 def rand_zipfian(true_classes, num_sampled, range_max):
@@ -21,8 +21,27 @@ def rand_zipfian(true_classes, num_sampled, range_max):
     return sampled, expected(true_classes), expected(sampled)
 
 
+def BatchNormWithReLU(data, gamma, beta, moving_mean, moving_var, name=None, **kwargs):
+    """``BatchNorm`` (same arguments) followed by a ReLU: MXNet 1.9.1's fused MKL-DNN
+    operator, here the two operators."""
+    out = _OPS['BatchNorm'](data, gamma, beta, moving_mean, moving_var, **kwargs)
+    return _OPS['relu'](out, name=name)
+
+
 def __getattr__(name):
     full = '_contrib_' + name
     if _registry.exists(full):
         return _OPS[full]
+    from ..ops.contrib import UNAVAILABLE, unavailable
+    if name in UNAVAILABLE or name == 'boolean_mask':
+        if name == 'boolean_mask':
+            from ..base import MXNetError
+
+            def boolean_mask(*args, **kwargs):
+                raise MXNetError("sym.contrib.boolean_mask: the shape of its result depends "
+                                 "on the values of the index, which a neomx graph cannot "
+                                 "hold; use nd.contrib.boolean_mask (a hybridized block that "
+                                 "calls it runs imperatively)")
+            return boolean_mask
+        return unavailable(name, 'sym.contrib')
     raise AttributeError("neomx.sym.contrib has no operator %r" % name)

@@ -12,7 +12,9 @@ neomx.base.MXNetError: amp.init: automatic mixed precision is not implemented in
 from ...base import MXNetError
 
 __all__ = ['init', 'init_trainer', 'scale_loss', 'unscale', 'convert_model', 'convert_symbol',
-           'convert_hybrid_block', 'convert_bucketing_module']
+           'convert_hybrid_block', 'convert_bucketing_module', 'list_lp16_ops', 'list_fp32_ops',
+           'list_lp16_fp32_ops', 'list_conditional_fp32_ops', 'list_widest_type_cast',
+           'list_loss_output_functions', 'list_lp16_use_fp32_params']
 
 
 def _unsupported(name):
@@ -33,3 +35,29 @@ convert_model = _unsupported('convert_model')
 convert_symbol = _unsupported('convert_symbol')
 convert_hybrid_block = _unsupported('convert_hybrid_block')
 convert_bucketing_module = _unsupported('convert_bucketing_module')
+list_lp16_ops = _unsupported('list_lp16_ops')
+list_fp32_ops = _unsupported('list_fp32_ops')
+list_lp16_fp32_ops = _unsupported('list_lp16_fp32_ops')
+list_conditional_fp32_ops = _unsupported('list_conditional_fp32_ops')
+list_widest_type_cast = _unsupported('list_widest_type_cast')
+list_loss_output_functions = _unsupported('list_loss_output_functions')
+list_lp16_use_fp32_params = _unsupported('list_lp16_use_fp32_params')
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import contextlib  # noqa: E402,F401
+import logging  # noqa: E402,F401
+
+import numpy as np  # noqa: E402,F401
+
+from ... import base, ndarray, optimizer as opt, symbol  # noqa: E402,F401
+from ...base import NDArrayHandle, SymbolHandle, check_call, mx_uint  # noqa: E402,F401
+from ...context import gpu  # noqa: E402,F401
+from ...gluon import trainer  # noqa: E402,F401
+from ...module import BucketingModule  # noqa: E402,F401
+from ...ndarray import NDArray, array  # noqa: E402,F401
+from ...symbol import Symbol  # noqa: E402,F401
+from ...symbol import contrib as symbol_contrib  # noqa: E402,F401
+from . import lists  # noqa: E402,F401
+from .loss_scaler import LossScaler  # noqa: E402,F401
+bfloat16 = np.dtype([('bfloat16', np.uint16)])

@@ -3,3 +3,4 @@ files (GloVe and fastText files are downloaded when absent and the network is th
 from . import utils
 from . import vocab
 from . import embedding
+from . import _constants  # noqa: F401

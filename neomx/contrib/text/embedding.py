@@ -387,3 +387,10 @@ class CompositeEmbedding(_TokenEmbedding):
         super().__init__()
         self._index_tokens_from_vocabulary(vocabulary)
         self._set_idx_to_vec_by_embeddings(token_embeddings, len(self), self.idx_to_token)
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from ... import base  # noqa: E402,F401
+from ...util import is_np_array  # noqa: E402,F401
+from . import _constants as C  # noqa: E402,F401
+from ... import registry  # noqa: E402,F401

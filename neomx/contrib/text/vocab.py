@@ -94,3 +94,7 @@ class Vocabulary:
                                  'vocabulary has %d tokens).' % (i, len(self._idx_to_token)))
             out.append(self._idx_to_token[i])
         return out[0] if single else out
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from . import _constants as C  # noqa: E402,F401

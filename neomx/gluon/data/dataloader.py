@@ -549,3 +549,122 @@ class DataLoader:
                 pool.close()
             else:
                 pool.terminate()
+
+
+# -- MXNet 1.x's first DataLoader and its helpers -------------------------------------------
+# Code written for MXNet imports these names from this module; the loader runs on the
+# machinery above.
+
+import sys  # noqa: E402,F401
+from multiprocessing.pool import ThreadPool  # noqa: E402,F401
+from multiprocessing.queues import Queue as _MPQueue, SimpleQueue as _MPSimpleQueue  # noqa: E402
+from multiprocessing.reduction import ForkingPickler  # noqa: E402
+
+from ... import context, io  # noqa: E402,F401
+from ...util import is_np_array, is_np_shape, set_np  # noqa: E402,F401
+
+
+class DataLoaderV1(DataLoader):
+    """MXNet 1.x's first DataLoader (``num_workers`` processes fed batch by batch): the same
+    arguments and batches as ``DataLoader`` without its ``prefetch``, ``thread_pool``,
+    ``timeout`` and ``auto_reload``, on which it runs."""
+
+    def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None,
+                 last_batch=None, batch_sampler=None, batchify_fn=None,
+                 num_workers=0, pin_memory=False, pin_device_id=0):
+        super().__init__(dataset, batch_size=batch_size, shuffle=shuffle, sampler=sampler,
+                         last_batch=last_batch, batch_sampler=batch_sampler,
+                         batchify_fn=batchify_fn, num_workers=num_workers,
+                         pin_memory=pin_memory, pin_device_id=pin_device_id)
+
+
+def rebuild_ndarray(tensor, np_array=False):
+    """The NDArray (``mx.np.ndarray`` with ``np_array``) over a tensor a ``reduce_ndarray``
+    pickle carried (in shared memory between processes)."""
+    out = from_tensor(tensor)
+    if np_array:
+        from ...numpy import ndarray as np_ndarray
+        out.__class__ = np_ndarray
+    return out
+
+
+def reduce_ndarray(data):
+    """``ForkingPickler`` reduction of an NDArray: its values go to the other process in
+    shared memory (``ForkingPickler.register(nd.NDArray, reduce_ndarray)``)."""
+    import torch.multiprocessing  # noqa: F401  (shared-memory pickling of tensors)
+    return rebuild_ndarray, (torch.from_numpy(np.ascontiguousarray(data.asnumpy()))
+                             .share_memory_(),)
+
+
+def rebuild_np_ndarray(tensor):
+    """``rebuild_ndarray`` for ``mx.np.ndarray``."""
+    return rebuild_ndarray(tensor, np_array=True)
+
+
+def reduce_np_ndarray(data):
+    """``reduce_ndarray`` for ``mx.np.ndarray``."""
+    return rebuild_np_ndarray, reduce_ndarray(data)[1]
+
+
+class ConnectionWrapper:
+    """A ``multiprocessing`` connection whose ``send``/``recv`` pickle with
+    ``ForkingPickler`` (so registered reductions, as ``reduce_ndarray``, apply)."""
+
+    def __init__(self, conn):
+        self._conn = conn
+
+    def send(self, obj):
+        self._conn.send_bytes(bytes(ForkingPickler.dumps(obj)))
+
+    def recv(self):
+        return pickle.loads(self._conn.recv_bytes())
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__['_conn'], name)
+
+
+class Queue(_MPQueue):
+    """``multiprocessing.Queue`` of this process' context (pickled with ForkingPickler)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, ctx=multiprocessing.get_context(), **kwargs)
+
+
+class SimpleQueue(_MPSimpleQueue):
+    """``multiprocessing.SimpleQueue`` of this process' context, its ends wrapped in
+    ``ConnectionWrapper``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, ctx=multiprocessing.get_context(), **kwargs)
+        self._reader = ConnectionWrapper(self._reader)
+        self._writer = ConnectionWrapper(self._writer)
+        self._send = self._writer.send
+        self._recv = self._reader.recv
+
+
+def worker_loop_v1(dataset, key_queue, data_queue, batchify_fn):
+    """A V1 worker: takes ``(index, sample indices)`` from ``key_queue`` until ``(None,
+    ...)``, puts ``(index, batch)`` on ``data_queue``."""
+    while True:
+        idx, samples = key_queue.get()
+        if idx is None:
+            break
+        data_queue.put((idx, batchify_fn([dataset[i] for i in samples])))
+
+
+def fetcher_loop_v1(data_queue, data_buffer, pin_memory=False, pin_device_id=0,
+                    data_buffer_lock=None):
+    """The V1 fetcher thread: moves ``(index, batch)`` from ``data_queue`` into
+    ``data_buffer[index]`` (in ``cpu_pinned(pin_device_id)`` with ``pin_memory``) until
+    ``(None, ...)``."""
+    while True:
+        idx, batch = data_queue.get()
+        if idx is None:
+            break
+        if pin_memory:
+            batch = _as_in_context(batch, cpu_pinned(pin_device_id))
+        if data_buffer_lock is not None:
+            with data_buffer_lock:
+                data_buffer[idx] = batch
+        else:
+            data_buffer[idx] = batch

@@ -244,3 +244,7 @@ class _DownloadedDataset(Dataset):
 
     def _get_data(self):
         raise NotImplementedError
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from ... import ndarray  # noqa: E402,F401

@@ -131,3 +131,12 @@ def load_pretrained(net, name, ctx, root):
     """Loads the pretrained weights of ``name`` into ``net`` on ``ctx``; returns ``net``."""
     net.load_parameters(get_model_file(name, root=root), ctx=ctx)
     return net
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import uuid  # noqa: E402,F401
+from ... import base  # noqa: E402,F401
+from ..data._download import _REPO as apache_repo_url  # noqa: E402,F401
+from ..utils import download, replace_file  # noqa: E402,F401
+
+_url_format = '{repo_url}gluon/models/{file_name}.zip'

@@ -98,3 +98,7 @@ class Swish(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return x * F.sigmoid(self._beta * x, name='fwd')
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from ...util import is_np_array  # noqa: E402,F401

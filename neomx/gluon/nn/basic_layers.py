@@ -7,7 +7,7 @@ from ..block import Block, FixedOp, HybridBlock, _utils
 from .activations import Activation
 
 __all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'Embedding', 'BatchNorm',
-           'InstanceNorm', 'LayerNorm', 'GroupNorm', 'Flatten', 'Lambda', 'HybridLambda',
+           'BatchNormReLU', 'InstanceNorm', 'LayerNorm', 'GroupNorm', 'Flatten', 'Lambda', 'HybridLambda',
            'Identity', 'Concatenate', 'HybridConcatenate']
 
 
@@ -252,6 +252,22 @@ class BatchNorm(_Norm):
         return ', in_channels={0})'.format(c if c else None)
 
 
+class BatchNormReLU(BatchNorm):
+    """``BatchNorm`` followed by a ReLU, as one layer (MXNet 1.9.1 runs it as its fused MKL-DNN
+    operator ``BatchNormWithReLU``; here it is the two operators). Same parameters as
+    ``BatchNorm``.
+
+    >>> import neomx as mx
+    >>> layer = BatchNormReLU(in_channels=2)
+    >>> layer.initialize()
+    >>> layer(mx.nd.array([[-1.0, 2.0]])).asnumpy().tolist()
+    [[0.0, 1.9999899864196777]]
+    """
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.relu(self._bn(F, x, gamma, beta, running_mean, running_var))
+
+
 class InstanceNorm(_Norm):
     """Normalises each instance and channel over its spatial axes, then scales and
     shifts per channel (``axis`` is the channel axis)."""
@@ -448,3 +464,11 @@ class HybridConcatenate(HybridSequential):
 
     def hybrid_forward(self, F, x):
         return F.concat(*[block(x) for block in self._children.values()], dim=self.axis)
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import warnings  # noqa: E402,F401
+from ... import symbol as sym  # noqa: E402,F401
+from ...util import is_np_array  # noqa: E402,F401
+from ..utils import _indent  # noqa: E402,F401
+_BatchNorm = BatchNorm

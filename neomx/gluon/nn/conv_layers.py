@@ -342,3 +342,8 @@ class ReflectionPad2D(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return F.pad(x, mode='reflect', pad_width=self._padding)
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from ... import symbol  # noqa: E402,F401
+from ...util import is_np_array  # noqa: E402,F401

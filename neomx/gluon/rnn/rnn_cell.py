@@ -701,3 +701,9 @@ class BidirectionalCell(HybridRecurrentCell):
             outputs = _mask_sequence_variable_length(F, outputs, length, valid_length, axis,
                                                      merge_outputs)
         return outputs, l_states + r_states
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from ...base import _as_list, string_types  # noqa: E402,F401
+from ..nn.activations import LeakyReLU  # noqa: E402,F401
+tensor_types = (Symbol, NDArray)

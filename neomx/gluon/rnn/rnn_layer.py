@@ -339,3 +339,8 @@ class GRU(_RNNLayer):
     def state_info(self, batch_size=0):
         return [{'shape': (self._num_layers * self._dir, batch_size, self._hidden_size),
                  '__layout__': 'LNC', 'dtype': self._dtype}]
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from ...util import is_np_array  # noqa: E402,F401
+tensor_types = (Symbol, NDArray)

@@ -127,3 +127,7 @@ class ModulatedDeformableConvolution(_DeformableBase):
             inputs['bias'] = deformable_conv_bias
         return self._finish(F.contrib.ModulatedDeformableConvolution(
             name='fwd', **inputs, **self._kwargs_deformable_conv))
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from .... import symbol  # noqa: E402,F401

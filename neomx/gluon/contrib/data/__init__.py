@@ -3,3 +3,4 @@ datasets (``data.text``)."""
 from . import sampler
 from .sampler import *  # noqa: F401,F403
 from . import text  # noqa: F401
+from . import _constants  # noqa: F401

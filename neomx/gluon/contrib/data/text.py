@@ -118,3 +118,11 @@ class WikiText103(_WikiText):
     def __init__(self, root=None, segment='train', vocab=None, seq_len=35):
         super().__init__(root or os.path.join(data_dir(), 'datasets', 'wikitext-103'), segment,
                          vocab, seq_len)
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from .... import base  # noqa: E402,F401
+from ....contrib import text  # noqa: E402,F401
+from ...utils import _get_repo_file_url, check_sha1, download  # noqa: E402,F401
+from . import _constants as C  # noqa: E402,F401
+_LanguageModelDataset = _WikiText

@@ -193,3 +193,8 @@ def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, lay
     if drop_outputs:
         outputs = F.Dropout(outputs, p=drop_outputs, axes=(axis,))
     return outputs, states
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from ....base import _as_list  # noqa: E402,F401
+from ...rnn.rnn_cell import SequentialRNNCell, tensor_types  # noqa: E402,F401

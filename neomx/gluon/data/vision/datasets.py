@@ -378,3 +378,17 @@ class ImageFolderDataset(Dataset):
 
     def __len__(self):
         return len(self.items)
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from .... import base  # noqa: E402,F401
+from ....util import is_np_array  # noqa: E402,F401
+from .. import dataset  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # gluon.utils imports this package: its helpers are looked up when first asked for
+    if name in ('_get_repo_file_url', 'check_sha1', 'download'):
+        from ... import utils
+        return getattr(utils, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

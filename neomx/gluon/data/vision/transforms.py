@@ -296,3 +296,7 @@ class RandomApply(Sequential):
         if self.p < random.random():
             return x
         return self.transforms(x)
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from ....util import is_np_array  # noqa: E402,F401

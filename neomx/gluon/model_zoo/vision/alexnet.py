@@ -47,3 +47,8 @@ def alexnet(pretrained=False, ctx=cpu(), root=None, **kwargs):
     if pretrained:
         load_pretrained(net, 'alexnet', ctx, root)
     return net
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import os  # noqa: E402,F401
+from .... import base  # noqa: E402,F401

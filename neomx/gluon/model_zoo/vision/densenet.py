@@ -108,3 +108,9 @@ def _variant(num_layers):
 
 
 densenet121, densenet161, densenet169, densenet201 = (_variant(n) for n in (121, 161, 169, 201))
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import os  # noqa: E402,F401
+from .... import base  # noqa: E402,F401
+from ...contrib.nn import HybridConcurrent, Identity  # noqa: E402,F401

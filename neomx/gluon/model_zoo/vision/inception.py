@@ -136,3 +136,22 @@ def inception_v3(pretrained=False, ctx=cpu(), root=None, **kwargs):
     if pretrained:
         load_pretrained(net, 'inceptionv3', ctx, root)
     return net
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import os  # noqa: E402,F401
+from .... import base  # noqa: E402,F401
+from ...contrib.nn import HybridConcurrent, Identity  # noqa: E402,F401
+
+
+def make_aux(classes):
+    """Inception v3's auxiliary classifier head: 5x5 average pooling (stride 3), 1x1 and 5x5
+    convolutions (128 and 768 channels, each with batch norm and ReLU) and a Dense of
+    ``classes`` outputs."""
+    out = nn.HybridSequential(prefix='')
+    out.add(nn.AvgPool2D(pool_size=5, strides=3))
+    out.add(_make_basic_conv(channels=128, kernel_size=1))
+    out.add(_make_basic_conv(channels=768, kernel_size=5))
+    out.add(nn.Flatten())
+    out.add(nn.Dense(classes))
+    return out

@@ -152,3 +152,8 @@ mobilenet_v2_1_0 = _variant(get_mobilenet_v2, 1.0, 'mobilenet_v2_1_0')
 mobilenet_v2_0_75 = _variant(get_mobilenet_v2, 0.75, 'mobilenet_v2_0_75')
 mobilenet_v2_0_5 = _variant(get_mobilenet_v2, 0.5, 'mobilenet_v2_0_5')
 mobilenet_v2_0_25 = _variant(get_mobilenet_v2, 0.25, 'mobilenet_v2_0_25')
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import os  # noqa: E402,F401
+from .... import base  # noqa: E402,F401

@@ -238,3 +238,9 @@ resnet18_v1, resnet34_v1, resnet50_v1, resnet101_v1, resnet152_v1 = (
     _variant(1, n) for n in (18, 34, 50, 101, 152))
 resnet18_v2, resnet34_v2, resnet50_v2, resnet101_v2, resnet152_v2 = (
     _variant(2, n) for n in (18, 34, 50, 101, 152))
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import os  # noqa: E402,F401
+from .... import base  # noqa: E402,F401
+from ....util import is_np_array  # noqa: E402,F401

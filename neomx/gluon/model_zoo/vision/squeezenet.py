@@ -82,3 +82,9 @@ def squeezenet1_0(**kwargs):
 def squeezenet1_1(**kwargs):
     """SqueezeNet 1.1; arguments as ``get_squeezenet``."""
     return get_squeezenet('1.1', **kwargs)
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import os  # noqa: E402,F401
+from .... import base  # noqa: E402,F401
+from ...contrib.nn import HybridConcurrent, Identity  # noqa: E402,F401

@@ -85,3 +85,8 @@ def _variant(num_layers, batch_norm):
 
 vgg11, vgg13, vgg16, vgg19 = (_variant(n, False) for n in (11, 13, 16, 19))
 vgg11_bn, vgg13_bn, vgg16_bn, vgg19_bn = (_variant(n, True) for n in (11, 13, 16, 19))
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+import os  # noqa: E402,F401
+from .... import base  # noqa: E402,F401

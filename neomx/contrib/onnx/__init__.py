@@ -1,7 +1,7 @@
 """``mx.contrib.onnx``: ONNX export (``mx.onnx``); importing ONNX models into neomx is not
 provided and fails with an error naming what to use instead."""
-from ..base import MXNetError
-from ..symbol.onnx import export_model  # noqa: F401
+from ...base import MXNetError
+from ...symbol.onnx import export_model  # noqa: F401
 
 __all__ = ['export_model', 'import_model', 'get_model_metadata', 'import_to_gluon']
 
@@ -19,3 +19,11 @@ def _no_import(name):
 import_model = _no_import('import_model')
 get_model_metadata = _no_import('get_model_metadata')
 import_to_gluon = _no_import('import_to_gluon')
+
+# MXNet's names of the functions under their modules' names
+export_model_ = export_model
+import_model_ = import_model
+get_model_metadata_ = get_model_metadata
+import_to_gluon_ = import_to_gluon
+
+from . import onnx2mx  # noqa: E402,F401
