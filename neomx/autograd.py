@@ -375,9 +375,9 @@ def get_symbol(x):
     >>> mx.autograd.get_symbol(y).list_arguments()
     ['var0']
     """
-    from .symbol.graph import Graph, Node    # the one upward import: the result is a Symbol
-    from .symbol.symbol import Symbol
-    made = {}
+    from .symbol.graph import Graph, Node, Subgraph   # the one upward import: the result is
+    from .symbol.symbol import Symbol                  # a Symbol
+    made, calls = {}, {}
 
     def entry(a):
         v = a._var
@@ -390,16 +390,31 @@ def get_symbol(x):
                              "reshape) of a computed array, which a Symbol cannot express")
         if recipe is None:
             if v.leaves and v.parents is not None:
-                raise MXNetError("autograd.get_symbol: the recorded graph holds a hybridized "
-                                 "block or an autograd.Function, which have no Symbol here")
+                raise MXNetError("autograd.get_symbol: the recorded graph holds an "
+                                 "autograd.Function, which has no Symbol")
             e = (Node(None, 'var' if v.leaves and v in v.leaves else 'null'), 0)
         else:
             op, attrs, inputs, k = recipe
-            node = Node(op, 'node', attrs)
-            node.inputs = [entry(i) for i in inputs if i is not None]
-            e = (node, k)
+            if isinstance(op, Subgraph):
+                e = subgraph(op, inputs)[k]
+            else:
+                node = Node(op, 'node', attrs)
+                node.inputs = [entry(i) for i in inputs if i is not None]
+                e = (node, k)
         made[key] = e
         return e
+
+    def subgraph(op, inputs):
+        """A hybridized block's call: its operators inlined, or one _CachedOp node."""
+        heads = calls.get(id(inputs))
+        if heads is None:
+            entries = dict(zip(op.input_names_, (entry(i) for i in inputs)))
+            heads = op.inline(entries)
+            if heads is None:
+                node = Node(op, 'node', {}, [entries[n] for n in op.input_names_])
+                heads = [(node, j) for j in range(op.num_outputs({}))]
+            calls[id(inputs)] = heads
+        return heads
 
     if not x._var.leaves:
         raise MXNetError("autograd.get_symbol: the array is not in a computational graph (it "

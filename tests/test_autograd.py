@@ -477,6 +477,31 @@ def test_get_symbol_of_a_recording():
         ag.get_symbol(c)
 
 
+def test_get_symbol_of_a_hybridized_block():
+    # MXNet: a hybridized block's call is one _CachedOp node, or its operators when it has
+    # at most inline_limit of them
+    net = mx.gluon.nn.HybridSequential()
+    for _ in range(3):
+        net.add(mx.gluon.nn.Dense(4))
+    net.initialize()
+
+    def recorded(inline_limit):
+        net.hybridize(inline_limit=inline_limit)
+        with ag.record():
+            y = net(nd.zeros((1, 4)))
+        s = ag.get_symbol(y)
+        y.backward()
+        return s, [n['op'] for n in json.loads(s.tojson())['nodes']]
+    s, ops = recorded(3)
+    assert ops == ['null'] * 3 + ['FullyConnected'] + ['null'] * 2 + ['FullyConnected'] + \
+        ['null'] * 2 + ['FullyConnected']
+    assert len(s.list_arguments()) == 7
+    s, ops = recorded(2)
+    assert ops == ['null'] * 7 + ['_CachedOp']
+    (out,) = s.list_outputs()     # the node's name, then the block's last operator's output
+    assert out.startswith('node_0_') and out.endswith('%sfwd_output' % net[2].prefix)
+
+
 def test_second_order_grads_as_mxnet():
     # A variable marked through a reshaped view, a second derivative that is zero (abs), and
     # grad without retain_graph on a first-order result leaving the forward graph usable.

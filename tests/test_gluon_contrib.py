@@ -274,3 +274,32 @@ def test_dynamic_unroll_matches_unroll():
     for a, b in zip(out_states, ref_states):
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-5)
     assert (out.asnumpy()[2:, 1] == 0).all()
+
+
+def test_dynamic_unroll_in_a_hybridized_block_runs_imperatively():
+    class Unroll(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            self.cell = gluon.rnn.GRUCell(4, prefix='rnn_')
+
+        def hybrid_forward(self, F, x, states, valid_length):
+            return contrib.rnn.rnn_cell.dynamic_unroll(self.cell, x, states, layout='NTC',
+                                                       valid_length=valid_length)
+
+    x = nd.random.normal(shape=(3, 5, 2))
+    states = [nd.random.normal(shape=(3, 4))]
+    valid = nd.array([5, 1, 3])
+    net = Unroll()
+    net.initialize()
+    ref, ref_states = net(x, states, valid)
+    net.hybridize()
+    with pytest.warns(UserWarning, match='sequence length .* runs imperatively'):
+        out, out_states = net(x, states, valid)
+    np.testing.assert_allclose(out.asnumpy(), ref.asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(out_states[0].asnumpy(), ref_states[0].asnumpy(), rtol=1e-6)
+    with autograd.record():
+        out, _ = net(x, states, valid)
+    out.backward()
+    assert net.cell.i2h_weight.grad().abs().sum().asscalar() > 0
+    with pytest.raises(MXNetError, match='sequence length of a Symbol input'):
+        contrib.rnn.rnn_cell.dynamic_unroll(net.cell, mx.sym.var('x'), [mx.sym.var('s')])

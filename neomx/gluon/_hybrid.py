@@ -21,7 +21,7 @@ from ..ndarray.ndarray import NDArray, _merge_leaves, from_tensor, user_line
 from .. import symbol as _symbol
 from ..symbol import Symbol
 from ..symbol.cached_op import compile_program
-from ..symbol.graph import Graph
+from ..symbol.graph import Graph, Subgraph
 from ..util import is_np_shape, np_shape
 from .parameter import _EPOCH, DeferredInitializationError
 
@@ -189,6 +189,12 @@ class ValueDependent(Exception):
         self.out = out
 
 
+class ShapeDependent(MXNetError):
+    """A block's graph depends on an input shape the symbolic trace does not know (a loop
+    unrolled over a sequence, where MXNet's graph holds a ``foreach``): hybridized, the block
+    runs imperatively instead; raised outside hybridization, it is the error."""
+
+
 def run_imperatively(block, args):
     """``block.forward(*args)`` with every operator run as it comes (no compiled graphs,
     children included)."""
@@ -260,9 +266,10 @@ class _Entry:
     """One compiled signature: the program and the parameter arrays it reads on its device
     (looked up again when parameter.py's epoch says some parameter's arrays were replaced)."""
     __slots__ = ('program', 'params', 'arrays', 'pvars', 'n_data', 'leaves', 'out_fmt', 'epoch',
-                 'ctx', 'data_specs', 'out_classes')
+                 'ctx', 'data_specs', 'out_classes', 'subgraph')
 
     def __init__(self, program, params, arrays, data, out_fmt, ctx):
+        self.subgraph = None
         self.program = program
         self.params = params
         self.arrays = arrays
@@ -363,6 +370,17 @@ class HybridCache:
         self.last = entry
         return entry
 
+    def _recipe(self, entry, data):
+        """(Subgraph, {}, inputs): the recorded outputs' operator for autograd.get_symbol."""
+        sub = entry.subgraph
+        if sub is None:
+            names, graph = self.graphs[mode.training][:2]
+            params = _params_by_name(self.block)
+            pnames = [n.name for n in graph.variables() if n.name in params]
+            limit = dict(getattr(self.block, '_flags', ())).get('inline_limit', 2)
+            sub = entry.subgraph = Subgraph(graph, list(names) + pnames, limit)
+        return (sub, {}, list(data) + list(entry.arrays))
+
     def __call__(self, args):
         x = args[0]
         if len(args) == 1 and (type(x) is NDArray or isinstance(x, NDArray)):
@@ -395,6 +413,11 @@ class HybridCache:
                               % type(self.block).__name__, stacklevel=4)
                 self.imperative = True
                 return e.out
+            except ShapeDependent as e:
+                warnings.warn("%s: %s; it runs imperatively instead of hybridized"
+                              % (type(self.block).__name__, e), stacklevel=4)
+                self.imperative = True
+                return run_imperatively(self.block, args)
             finally:
                 self._args = None
         elif entry.epoch != _EPOCH[0]:
@@ -402,8 +425,11 @@ class HybridCache:
             entry.pvars = [a._var for a in entry.arrays]
             entry.leaves = _merge_leaves(entry.pvars)
             entry.epoch = _EPOCH[0]
-        leaves = self._leaves(entry, data) if mode.recording else None
-        outs = entry.program.call(data, entry.pvars, data[0]._ctx, user_line(), leaves)
+        leaves = recipe = None
+        if mode.recording:
+            leaves = self._leaves(entry, data)
+            recipe = self._recipe(entry, data)
+        outs = entry.program.call(data, entry.pvars, data[0]._ctx, user_line(), leaves, recipe)
         classes = entry.out_classes
         if classes is not None:         # a deferred-compute graph: the classes it produced
             for o, c in zip(outs, classes):

@@ -55,10 +55,11 @@ class Program:
         when the caller knows them (False for none), else found from the inputs."""
         return self.call(inputs, (), ctx, where, leaves)
 
-    def call(self, data, pvars, ctx, where=None, leaves=None):
+    def call(self, data, pvars, ctx, where=None, leaves=None, recipe=None):
         """``run`` with the inputs split in two: NDArrays ``data`` (possibly views) and the
         Vars ``pvars`` of whole arrays (parameters), which a caller can keep from call to
-        call. Kept lean: this is the per-call cost of a hybridized block."""
+        call. Kept lean: this is the per-call cost of a hybridized block. ``recipe``: what
+        ``autograd.get_symbol`` shows for the outputs when they are recorded."""
         outs = [_make(Storage(), s, d, ctx) for s, d in self.out_specs]
         out_vars = [o._var for o in outs]
         reads = [x._var for x in data]
@@ -78,7 +79,8 @@ class Program:
             if leaves is None:
                 leaves = _merge_leaves(reads)
             if leaves:
-                rec = record_outputs(out_vars, [x._var for x in data] + list(pvars), leaves)
+                rec = record_outputs(out_vars, [x._var for x in data] + list(pvars), leaves,
+                                     recipe)
         fn = self.code.fn if (rec or self.replay is None) else self.replay
         dev = ctx.torch_device
         if rec and (any(getattr(v, 'shadow', None) is not None for v in reads) or

@@ -161,3 +161,56 @@ def evaluate(graph, feed, device=None, is_train=False, generator=None):
                              **kernel_extras(node.op, device, is_train, generator))
         env[node] = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     return [env[n][k] for n, k in graph.heads]
+
+
+class Subgraph:
+    """A hybridized block's graph as one recorded operator (MXNet's ``_CachedOp`` node of
+    ``autograd.get_symbol``): ``graph`` with variables ``input_names``; graphs of at most
+    ``inline_limit`` operators are inlined into the recorded graph instead."""
+    name = '_CachedOp'
+    mutate = ()
+    attrs = {}
+
+    def __init__(self, graph, input_names, inline_limit):
+        self.graph = graph
+        self.input_names_ = tuple(input_names)
+        self.inline_limit = inline_limit
+
+    def num_outputs(self, attrs):
+        return len(self.graph.heads)
+
+    def output_names(self, attrs):
+        out = []
+        for node, k in self.graph.heads:
+            names = node.output_names()
+            out.append(names[k] if k < len(names) else '%s_output%d' % (node.name, k))
+        return out
+
+    def input_names(self, attrs, num_inputs=None, present_only=True):
+        return list(self.input_names_)
+
+    def mutated(self, attrs):
+        return ()
+
+    def format_attrs(self, attrs):
+        return {}
+
+    def accepts_attr(self, name):
+        return False
+
+    def inline(self, entries):
+        """The graph's head entries with its variables replaced by ``entries`` ({variable
+        name: (node, index)}), or None when it has more than ``inline_limit`` operators."""
+        ops = [n for n in self.graph.nodes if n.op is not None]
+        if len(ops) > self.inline_limit:
+            return None
+        made = {}
+        for n in self.graph.nodes:
+            if n.op is None:
+                continue
+            c = n.copy()
+            c.inputs = [(made[id(i)], k) if i.op is not None else
+                        entries.get(i.name) or (i.copy(), 0) for i, k in n.inputs]
+            made[id(n)] = c
+        return [(made[id(n)], k) if n.op is not None else entries.get(n.name) or (n.copy(), 0)
+                for n, k in self.graph.heads]

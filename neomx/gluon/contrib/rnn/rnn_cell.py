@@ -170,8 +170,8 @@ def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, lay
     last valid step. ``drop_inputs`` / ``drop_outputs`` apply dropout to the inputs and
     outputs.
 
-    MXNet runs this as one ``foreach`` loop; neomx unrolls it (in a hybridized block too,
-    where the sequence length is known from the input's shape)."""
+    MXNet runs this as one ``foreach`` loop; neomx unrolls it, so a hybridized block calling
+    it runs imperatively (with a warning) unless its input variable carries its shape."""
     from .... import ndarray, symbol
     if layout not in ('TNC', 'NTC'):
         raise MXNetError("dynamic_unroll: layout must be 'TNC' or 'NTC', got %r" % (layout,))
@@ -180,8 +180,9 @@ def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, lay
         F = symbol
         shape = inputs.infer_shape_partial()[1][0]
         if not shape or not shape[axis]:
-            raise MXNetError("dynamic_unroll: the sequence length of a Symbol input must be "
-                             "known (give the input variable its shape)")
+            from ..._hybrid import ShapeDependent
+            raise ShapeDependent("dynamic_unroll: the sequence length of a Symbol input must "
+                                 "be known (give the input variable its shape)")
         length = shape[axis]
     else:
         F = ndarray
