@@ -18,6 +18,7 @@ import errno
 import os
 import re
 import socket
+import stat
 
 __all__ = ['replacing', 'write', 'temporaries']
 
@@ -77,11 +78,19 @@ def _check_folder(path):
 def replacing(path):
     """A path for a temporary file beside ``path``, created empty with mode 0o666 less the
     umask (as ``open`` gives, not mkstemp's 0o600); when the block ends it is renamed over
-    ``path``, or removed if the block raised. Errors name ``path``, not the temporary file."""
+    ``path``, or removed if the block raised. Errors name ``path``, not the temporary file.
+    A link is followed (the file it names is replaced); a target that is not a regular file
+    (``os.devnull``, a FIFO) is ``path`` itself, written in place."""
     path = os.fspath(path)
     _check_folder(path)
-    _remove_stale(path)
-    folder, base = os.path.split(os.path.abspath(path))
+    target = os.path.realpath(path)     # a symbolic link is kept, pointing at the new file
+    if os.path.exists(target) and not os.path.isfile(target):
+        # /dev/null, a FIFO, a terminal: written in place (a rename would put a regular file
+        # where the device was)
+        yield path
+        return
+    _remove_stale(target)
+    folder, base = os.path.split(target)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_BINARY', 0)
     while True:
         tmp = os.path.join(folder, '.%s.%s.%d.%s.tmp' % (base, _HOST, os.getpid(),
@@ -95,7 +104,7 @@ def replacing(path):
             raise type(e)(e.errno, e.strerror, path) from None
     try:
         yield tmp
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -111,4 +120,5 @@ def write(path, payload):
         with open(tmp, 'wb') as f:
             f.write(payload)
             f.flush()
-            os.fsync(f.fileno())
+            if stat.S_ISREG(os.fstat(f.fileno()).st_mode):     # fsync refuses devices
+                os.fsync(f.fileno())

@@ -1,6 +1,7 @@
 """Files written whole or not at all, and the temporary files of a killed save cleaned up by
 the next save of the same target."""
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -74,6 +75,33 @@ def test_errors_name_the_target(tmp_path):
         net.export(str(missing / 'net'))
     assert 'net-symbol.json' in str(e.value) and '.tmp' not in str(e.value)
     assert 'does not exist' in str(e.value)
+
+
+@pytest.mark.skipif(not hasattr(os, 'mkfifo'), reason='needs FIFOs')
+def test_targets_that_are_not_files_are_written_in_place(tmp_path):
+    """os.devnull, a FIFO: a rename over one would leave a regular file where the device was
+    (a save to /dev/null once did that to the machine's /dev/null). Shown on a FIFO."""
+    fifo = tmp_path / 'pipe'
+    os.mkfifo(str(fifo))
+    reader = os.open(str(fifo), os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        atomic.write(fifo, b'through the pipe')
+        assert os.read(reader, 100) == b'through the pipe'
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(os.lstat(str(fifo)).st_mode)
+    assert os.listdir(tmp_path) == ['pipe']
+
+
+def test_links_are_followed(tmp_path):
+    real = tmp_path / 'real.params'
+    link = tmp_path / 'latest.params'
+    nd.save(str(real), {'w': nd.ones((2,))})
+    os.symlink(real.name, str(link))
+    nd.save(str(link), {'w': nd.zeros((2,))})
+    assert os.path.islink(str(link))
+    assert nd.load(str(real))['w'].asnumpy().tolist() == [0, 0]
+    assert sorted(os.listdir(tmp_path)) == ['latest.params', 'real.params']
 
 
 def test_symbol_json_is_written_atomically(tmp_path):

@@ -168,6 +168,18 @@ def test_backward_without_a_graph_raises():
         z.backward()
 
 
+def test_integer_arrays_take_gradients(engine):
+    # MXNet 1.9.1 differentiates int32 arrays (its gradient is int32 [2, 2, 2] here); this once
+    # ended in "not in a computational graph".
+    x = nd.array([1, 2, 3], dtype='int32')
+    x.attach_grad()
+    with ag.record():
+        y = x * 2
+    y.backward()
+    assert x.grad.dtype == np.int32
+    assert x.grad.asnumpy().tolist() == [2, 2, 2]
+
+
 def test_autograd_grad(engine):
     x, y = nd.array([1.0, 2.0]), nd.array([3.0, 4.0])
     x.attach_grad()

@@ -65,7 +65,8 @@ def test_arrays_from_odd_strides_are_row_major():
 class _LayoutSpy(TorchDispatchMode):
     """Records the tensor arguments of torch's layout-sensitive operators (convolution,
     pooling, normalisation, resampling) that are not row-major."""
-    SENSITIVE = ('convolution', 'pool', 'batch_norm', 'upsample', 'group_norm')
+    SENSITIVE = ('convolution', 'pool', 'batch_norm', 'upsample', 'group_norm', 'grid_sampler',
+                 'im2col')
 
     def __init__(self):
         super().__init__()
@@ -158,6 +159,27 @@ def test_conv_kernels_take_any_strides(name):
     assert spy.calls == 1 and not spy.bad, spy.bad
     ref = op.kernel(data.contiguous(), weight.contiguous(), None, **attrs)
     assert torch.equal(got, ref)
+
+
+@pytest.mark.parametrize('name, extra, attrs', [
+    ('_contrib_AdaptiveAvgPooling2D', (), {'output_size': (3, 3)}),
+    ('_contrib_BilinearResize2D', (), {'height': 5, 'width': 5}),
+    ('BilinearSampler', (torch.rand(2, 2, 5, 5) * 2 - 1,), {}),
+    ('im2col', (), {'kernel': (3, 3)}),
+    ('Correlation', (torch.rand(2, 3, 8, 8),), {'kernel_size': 3, 'max_displacement': 2}),
+])
+def test_resampling_kernels_take_any_strides(name, extra, attrs):
+    """Pooling, resampling and patch kernels outside ops.nn hand torch row-major tensors too."""
+    op = registry.get(name)
+    data = torch.rand(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)
+    extra = tuple(t.contiguous(memory_format=torch.channels_last) for t in extra)
+    attrs = op.parse_attrs(attrs)
+    spy = _LayoutSpy()
+    with spy:
+        got = op.kernel(data, *extra, **attrs)
+    assert spy.calls >= 1 and not spy.bad, spy.bad
+    ref = op.kernel(data.contiguous(), *[t.contiguous() for t in extra], **attrs)
+    assert is_dense(got) and torch.equal(got, ref)
 
 
 def test_channels_last_layout_attribute():

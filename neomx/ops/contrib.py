@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import dtype_torch
+from .layout import dense
 from .registry import (Axis, Bool, Enum, Float, FloatOrNone, Int, IntOrNone, ShapeError, Shape,
                        Str, register)
 
@@ -313,7 +314,7 @@ def _adaptive_avg_pool_rule(attrs, shapes, dtypes):
 def _adaptive_avg_pool(data, output_size=()):
     """Average pooling to a fixed output size: output cell (i, j) averages the input rows
     floor(i*H/h) .. ceil((i+1)*H/h) and the same columns."""
-    return F.adaptive_avg_pool2d(data, _adaptive_size(output_size, tuple(data.shape)))
+    return F.adaptive_avg_pool2d(dense(data), _adaptive_size(output_size, tuple(data.shape)))
 
 
 register('_contrib_AdaptiveAvgPooling2D', infer=_adaptive_avg_pool_rule,
@@ -363,7 +364,7 @@ def _bilinear_resize(data, like=None, height=1, width=1, scale_height=None, scal
     attrs = {'height': height, 'width': width, 'scale_height': scale_height,
              'scale_width': scale_width, 'mode': mode}
     size = _resize_size(attrs, tuple(data.shape), None if like is None else tuple(like.shape))
-    out = F.interpolate(data, size=size, mode='bilinear', align_corners=align_corners)
+    out = F.interpolate(dense(data), size=size, mode='bilinear', align_corners=align_corners)
     if like is not None and like.requires_grad:
         out = out + 0 * like.sum()      # like's gradient: zeros
     return out

@@ -12,6 +12,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from .layout import dense
 from .nn import BoolOrNone
 from .registry import Bool, Enum, Float, Int, ShapeError, Shape, register
 
@@ -290,7 +291,7 @@ register('GridGenerator', infer=_grid_rule,
 def _bilinear_sampler(data, grid, cudnn_off=None):
     """``data`` sampled bilinearly at ``grid`` (N, 2, H, W: x and y in [-1, 1], the corners
     being the corner pixels' centres); outside the map counts as 0."""
-    return F.grid_sample(data, grid.permute(0, 2, 3, 1).to(data.dtype), mode='bilinear',
+    return F.grid_sample(dense(data), grid.permute(0, 2, 3, 1).to(data.dtype), mode='bilinear',
                          padding_mode='zeros', align_corners=True)
 
 
@@ -343,7 +344,7 @@ def _im2col(data, kernel=(), stride=(), dilate=(), pad=()):
     k, s, d, p = _conv_params(kernel, stride, dilate, pad)
     if len(k) != 2:
         raise ShapeError("im2col: only 2-d kernels are supported, got kernel=%s" % (k,))
-    return F.unfold(data, k, dilation=d, padding=p, stride=s)
+    return F.unfold(dense(data), k, dilation=d, padding=p, stride=s)
 
 
 def _col2im(data, output_size=(), kernel=(), stride=(), dilate=(), pad=()):
@@ -398,8 +399,8 @@ def _correlation(data1, data2, kernel_size=1, max_displacement=1, stride1=1, str
     n, c = data1.shape[:2]
     k, md, r = kernel_size, max_displacement, max_displacement // stride2
     dtype = data1.dtype
-    a = data1.to(torch.float32) if dtype == torch.float16 else data1
-    b = data2.to(a.dtype)
+    a = dense(data1.to(torch.float32) if dtype == torch.float16 else data1)
+    b = dense(data2.to(a.dtype))
     extra = k      # room for the last window whatever the rounding
     a = F.pad(a, (pad_size, pad_size + extra, pad_size, pad_size + extra))
     b = F.pad(b, (pad_size, pad_size + extra, pad_size, pad_size + extra))
