@@ -495,3 +495,24 @@ def test_one_element_asnumpy_converts_to_a_number():
         float(a[1:])                      # a view with no element
     assert type(mx.np.ones((1,)).asnumpy()).__name__ in ('ndarray', 'OneElementArray')
     assert float(mx.np.ones((1,)).asnumpy()) == 1.0
+
+
+def test_nan_propagates_through_maximum_minimum_relu():
+    # As MXNet (and NumPy's maximum/minimum): a NaN on either side gives NaN.
+    a = nd.array([[1.0, np.nan], [np.nan, 2.0]])
+    b = nd.array([[np.nan, 0.5], [3.0, 1.0]])
+    nan = float('nan')
+    np.testing.assert_equal(nd.maximum(a, b).asnumpy(), [[nan, nan], [nan, 2.0]])
+    np.testing.assert_equal(nd.minimum(a, b).asnumpy(), [[nan, nan], [nan, 1.0]])
+    np.testing.assert_equal(nd.relu(a).asnumpy(), [[1.0, nan], [nan, 2.0]])
+
+
+@pytest.mark.xfail(strict=True, reason="known difference: MXNet's relu gradient is NaN at a NaN "
+                   "input; torch's relu backward (kept for speed) gives the head gradient there")
+def test_relu_gradient_at_nan_is_nan():
+    a = nd.array([np.nan, -1.0, 1.0])
+    a.attach_grad()
+    with mx.autograd.record():
+        y = nd.relu(a)
+    y.backward()
+    np.testing.assert_equal(a.grad.asnumpy(), [np.nan, 0.0, 1.0])

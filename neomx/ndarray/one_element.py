@@ -86,5 +86,5 @@ class OneElementArray(np.ndarray):
 def copy_of(a):
     """A copy of the one-element ndarray ``a`` that owns its memory, as ``asnumpy()`` gives it."""
     out = OneElementArray(a.shape, a.dtype)
-    np.copyto(out, a)
+    out[...] = a
     return out
