@@ -30,8 +30,9 @@ from .runtime import Features
 from .symbol import Symbol  # noqa: F401
 from .util import get_cuda_compute_capability, getenv, setenv, use_np  # noqa: F401
 # The Symbol checks live with the symbolic code; MXNet keeps them all in test_utils.
-from .test_utils_symbolic import (check_consistency, check_symbolic_backward,  # noqa: F401
-                                  check_symbolic_forward, numeric_grad, simple_forward)
+from .test_utils_symbolic import (central_differences, check_consistency,  # noqa: F401
+                                  check_symbolic_backward, check_symbolic_forward, numeric_grad,
+                                  simple_forward)
 
 # No __all__: as in MXNet, ``from mxnet.test_utils import *`` gives every public name of this
 # module, ``mx`` and ``np`` among them, and test files written for MXNet rely on that.
@@ -381,23 +382,10 @@ def _function_runner(fn, location, ctx):
 def _numeric_grad(runner, arrays, out_grads, wrt, eps=1e-4, use_forward_train=True):
     """Central-difference gradients (in float64) of ``sum(out_k * out_grads_k)`` with respect
     to the arrays at the positions ``wrt``."""
-    arrays = [a.astype(np.float64) for a in arrays]
-    grads = []
-    for i in wrt:
-        g = np.zeros(arrays[i].shape)
-        flat = arrays[i].reshape(-1)
-        for j in range(flat.size):
-            vals = []
-            for delta in (eps, -eps):
-                old = flat[j]
-                flat[j] = old + delta
-                outs = runner.forward(arrays, use_forward_train)
-                flat[j] = old
-                vals.append(sum(float((o.astype(np.float64) * w).sum())
-                                for o, w in zip(outs, out_grads)))
-            g.reshape(-1)[j] = (vals[0] - vals[1]) / (2 * eps)
-        grads.append(g)
-    return grads
+    def objective(arrays):
+        outs = runner.forward(arrays, use_forward_train)
+        return sum(float((o.astype(np.float64) * w).sum()) for o, w in zip(outs, out_grads))
+    return central_differences(objective, [a.astype(np.float64) for a in arrays], wrt, eps)
 
 
 def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,

@@ -16,7 +16,41 @@ from .ndarray import NDArray
 from .symbol import var as _var
 
 __all__ = ['simple_forward', 'check_symbolic_forward', 'check_symbolic_backward',
-           'check_numeric_gradient', 'numeric_grad', 'check_consistency']
+           'check_numeric_gradient', 'numeric_grad', 'central_differences', 'check_consistency']
+
+
+def central_differences(objective, arrays, wrt, step):
+    """The numeric gradient, the one every check of neomx uses (``check_numeric_gradient``
+    for Symbols and functions, ``numeric_grad``, the op tests' ``check_op``): the derivatives
+    of ``objective(arrays) -> float`` with respect to ``arrays[i]`` for each ``i`` in ``wrt``,
+    as ``(f(x + step) - f(x - step)) / (2 * step)`` element by element, in float64.
+
+    ``objective`` is given the arrays with the ones in ``wrt`` as float64 copies, one element
+    moved; the others are passed as they are.
+
+    >>> import numpy as np
+    >>> [g] = central_differences(lambda a: float((a[0] ** 2).sum()), [np.array([1., 2.])],
+    ...                           [0], 1e-3)
+    >>> np.round(g, 6).tolist()
+    [2.0, 4.0]
+    """
+    arrays = list(arrays)
+    for i in wrt:
+        arrays[i] = np.array(arrays[i], dtype=np.float64, order='C')
+    grads = []
+    for i in wrt:
+        flat = arrays[i].reshape(-1)            # a view (row-major): moving it moves arrays[i]
+        g = np.zeros(flat.size)
+        for j in range(flat.size):
+            old = flat[j]
+            flat[j] = old + step
+            up = objective(arrays)
+            flat[j] = old - step
+            down = objective(arrays)
+            flat[j] = old
+            g[j] = (up - down) / (2 * step)
+        grads.append(g.reshape(arrays[i].shape))
+    return grads
 
 
 def _default_ctx():
@@ -155,24 +189,18 @@ def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_trai
                                             dtype=executor.arg_dict[k].dtype)
     grads = {}
     for k, v in location.items():
-        base = np.asarray(v, dtype=np.float64)
-        g = np.zeros_like(base)
-        flat = base.reshape(-1)
-        for i in range(flat.size):
-            old = flat[i]
-            vals = []
-            for delta in (eps / 2, -eps / 2):
-                flat[i] = old + delta
-                if aux_states is not None:
-                    for ak, av in aux_states.items():
-                        executor.aux_dict[ak][:] = _nd.array(av, dtype=executor.aux_dict[ak].dtype)
-                executor.arg_dict[k][:] = _nd.array(base, dtype=executor.arg_dict[k].dtype)
-                out = executor.forward(is_train=use_forward_train)[0]
-                vals.append(out.asnumpy().astype(np.float64).sum())
-            flat[i] = old
-            g.reshape(-1)[i] = (vals[0] - vals[1]) / eps
-        executor.arg_dict[k][:] = _nd.array(base, dtype=executor.arg_dict[k].dtype)
-        grads[k] = g
+        dst = executor.arg_dict[k]
+
+        def objective(arrays):
+            if aux_states is not None:
+                for ak, av in aux_states.items():
+                    executor.aux_dict[ak][:] = _nd.array(av, dtype=executor.aux_dict[ak].dtype)
+            dst[:] = _nd.array(arrays[0], dtype=dst.dtype)
+            out = executor.forward(is_train=use_forward_train)[0]
+            return out.asnumpy().astype(np.float64).sum()
+        # MXNet's steps of eps / 2 either side
+        [grads[k]] = central_differences(objective, [v], [0], eps / 2)
+        dst[:] = _nd.array(np.asarray(v, dtype=np.float64), dtype=dst.dtype)
     return grads
 
 

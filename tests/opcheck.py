@@ -8,6 +8,7 @@ import numpy as np
 import neomx as mx
 from neomx import autograd, nd
 from neomx.ops.layout import is_dense
+from neomx.test_utils import central_differences
 
 
 def _as_list(out):
@@ -22,25 +23,18 @@ def _run(fn, arrays, ctx, dtype):
 
 
 def numeric_grad(fn, arrays, weights, ctx, eps=1e-4, wrt=None):
-    """d/dx_i of sum_k sum(out_k * weights_k), by central differences, in float64."""
-    grads = []
-    for i, a in enumerate(arrays):
-        if wrt is not None and i not in wrt or a.dtype.kind in 'iub':
-            grads.append(None)
-            continue
-        g = np.zeros(a.shape, dtype=np.float64)
-        flat = a.reshape(-1).astype(np.float64)
-        for j in range(flat.size):
-            vals = []
-            for delta in (eps, -eps):
-                moved = flat.copy()
-                moved[j] += delta
-                args = [moved.reshape(a.shape) if k == i else b for k, b in enumerate(arrays)]
-                _, outs = _run(fn, args, ctx, 'float64')
-                vals.append(sum(float((o.asnumpy().astype(np.float64) * w).sum())
-                                for o, w in zip(outs, weights)))
-            g.reshape(-1)[j] = (vals[0] - vals[1]) / (2 * eps)
-        grads.append(g)
+    """d/dx_i of sum_k sum(out_k * weights_k) for the floating-point inputs (in ``wrt`` when
+    given; None for the others), by neomx.test_utils.central_differences."""
+    wrt = [i for i, a in enumerate(arrays)
+           if a.dtype.kind not in 'iub' and (wrt is None or i in wrt)]
+
+    def objective(args):
+        _, outs = _run(fn, args, ctx, 'float64')
+        return sum(float((o.asnumpy().astype(np.float64) * w).sum())
+                   for o, w in zip(outs, weights))
+    grads = [None] * len(arrays)
+    for i, g in zip(wrt, central_differences(objective, arrays, wrt, eps)):
+        grads[i] = g
     return grads
 
 
