@@ -26,6 +26,25 @@ def engine(request):
         yield eng
 
 
+def pytest_generate_tests(metafunc):
+    # The operator tests (test_ops_*.py) run under both engines: NaiveEngine, running each
+    # operation inline, is the reference the threaded engine must agree with. Tests that ask
+    # for `engine` choose for themselves; the differential tests against MXNet (`mxnet_ref`)
+    # compare with MXNet once, under the default engine.
+    names = metafunc.fixturenames
+    if (metafunc.module.__name__.startswith('test_ops_') and 'engine' not in names and
+            'mxnet_ref' not in names):
+        names.append('op_engine')
+        metafunc.parametrize('op_engine', ['ThreadedEngine', 'NaiveEngine'], indirect=True)
+
+
+@pytest.fixture
+def op_engine(request):
+    """The engine an operator test runs under (see pytest_generate_tests)."""
+    with mx.engine.engine_scope(request.param) as eng:
+        yield eng
+
+
 def _contexts():
     ctxs = [mx.cpu(0)]
     if mx.num_gpus():

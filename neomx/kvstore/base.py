@@ -273,13 +273,13 @@ class KVStore(KVStoreBase):
             self.pull(keys, outs, priority, ignore_sparse=False)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        """Copies the rows ``row_ids`` of the stored value of each key into the row_sparse
-        arrays ``out`` (the other rows become 0). ``row_ids`` is an array of row indices (any
-        shape) or a list of them, one per output.
+        """Copies the rows ``row_ids`` of the stored value of each key (a row_sparse array,
+        as in MXNet) into the row_sparse arrays ``out`` (the other rows become 0). ``row_ids``
+        is an array of row indices (any shape) or a list of them, one per output.
 
         >>> import neomx as mx
         >>> kv = mx.kv.create('local')
-        >>> kv.init('e', mx.nd.ones((3, 2)))
+        >>> kv.init('e', mx.nd.ones((3, 2)).tostype('row_sparse'))
         >>> out = mx.nd.zeros((3, 2), stype='row_sparse')
         >>> kv.row_sparse_pull('e', out=out, row_ids=mx.nd.array([0, 2]))
         >>> out.asnumpy()[:, 0].tolist()
