@@ -231,15 +231,12 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     kw = attrs
     extra_reads = ()
     if op.rng or op.train or op.creation:
-        kw = dict(attrs)
+        generator = None
         if op.rng:
             rv = rng_var(ctx)
-            kw['generator'] = rv.generator
+            generator = rv.generator
             extra_reads = (rv,)
-        if op.train:
-            kw['is_train'] = mode.training
-        if op.creation:
-            kw['device'] = ctx.torch_device
+        kw = dict(attrs, **op.kernel_kwargs(ctx.torch_device, mode.training, generator))
     in_vars = [x._var for x in inputs if x is not None]
     rec = False
     if mode.recording:

@@ -270,6 +270,19 @@ class Op:
     def __repr__(self):
         return '<Op %s>' % self.name
 
+    def kernel_kwargs(self, device, is_train, generator):
+        """The keyword arguments the operator's flags add to a kernel call: ``generator=``
+        (``rng``), ``is_train=`` (``train``), ``device=`` (``creation``), with the values
+        given; the code generator passes their source expressions."""
+        extra = {}
+        if self.rng:
+            extra['generator'] = generator
+        if self.train:
+            extra['is_train'] = is_train
+        if self.creation:
+            extra['device'] = device
+        return extra
+
     # -- attributes --
     def parse_attrs(self, kwargs):
         """Canonical attribute dict from user values or JSON strings; unknown names and missing
@@ -400,13 +413,7 @@ def _infer_on_meta(op, attrs, shapes, dtypes):
     """Runs the kernel on 'meta' tensors: shapes and dtypes without computing anything."""
     args = [None if s is None else torch.empty(s, dtype=dtype_torch(d), device='meta')
             for s, d in zip(shapes, dtypes)]
-    extra = {}
-    if op.rng:
-        extra['generator'] = None
-    if op.train:
-        extra['is_train'] = False
-    if op.creation:
-        extra['device'] = torch.device('meta')
+    extra = op.kernel_kwargs(torch.device('meta'), False, None)
     try:
         with torch.no_grad():
             out = op.kernel(*args, **attrs, **extra)

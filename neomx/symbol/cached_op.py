@@ -22,7 +22,7 @@ from ..ndarray.ndarray import (_INTEGERS, NDArray, Storage, _make, _merge_leaves
                                user_line)
 from . import passes
 from .codegen import generate
-from .graph import Graph, input_slots, kernel_extras
+from .graph import Graph, input_slots
 
 __all__ = ['CachedOp', 'Program', 'compile_program']
 
@@ -158,7 +158,7 @@ def _interpret_shadowed(prog, ts, gen, dev):
         for pos, (src, k) in zip(slots, node.inputs):
             args[pos] = env[id(src)][k]
         out = node.op.kernel(*args, **node.attrs,
-                             **kernel_extras(node.op, dev, mode.training, gen))
+                             **node.op.kernel_kwargs(dev, mode.training, gen))
         out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         if id(node) in prog.integer_nodes and getattr(node.op.kernel, 'int_no_grad', False):
             out = tuple(o.detach() for o in out)

@@ -132,12 +132,8 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
         defaults = _kernel_defaults(op)
         kw = ['%s=%s' % (k, _literal(v, glb, names)) for k, v in node.attrs.items()
               if not (k in defaults and _same(defaults[k], v))]
-        if op.rng:
-            kw.append('generator=generator')
-        if op.train:
-            kw.append('is_train=%r' % bool(is_train))
-        if op.creation:
-            kw.append('device=device')
+        kw += ['%s=%s' % kv for kv in
+               op.kernel_kwargs('device', repr(bool(is_train)), 'generator').items()]
         call = None
         if op.lower is not None and inferred is not None:
             low = op.lower(node.attrs, *_input_specs(node, inferred))

@@ -23,7 +23,7 @@ from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, use
 from ..ops.layout import dense
 from . import passes
 from .cached_op import compile_program
-from .graph import Graph, input_slots, kernel_extras
+from .graph import Graph, input_slots
 
 __all__ = ['Executor', 'simple_bind']
 
@@ -279,7 +279,7 @@ class Executor:
                     args[pos] = t
                     fed.append(t)
                 out = node.op.kernel(*args, **node.attrs,
-                                     **kernel_extras(node.op, device, is_train, generator))
+                                     **node.op.kernel_kwargs(device, is_train, generator))
                 out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
                 values[node] = out
                 trace.append((node, fed, out))

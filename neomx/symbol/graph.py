@@ -16,7 +16,7 @@ nodes (``__shape__``, ``__dtype__``, ``__init__``, ``__lr_mult__``, ``ctx_group`
 >>> evaluate(g, {'x': torch.tensor([-1.0, 3.0])})[0].tolist()
 [0.0, 6.0]
 """
-__all__ = ['Node', 'Graph', 'evaluate', 'input_slots', 'kernel_extras']
+__all__ = ['Node', 'Graph', 'evaluate', 'input_slots']
 
 
 class Node:
@@ -133,18 +133,6 @@ def input_slots(node):
     return len(full), tuple(full.index(p) for p in present)
 
 
-def kernel_extras(op, device, is_train, generator):
-    """The keyword arguments a kernel's flags ask for (see ops/registry.py)."""
-    extra = {}
-    if op.rng:
-        extra['generator'] = generator
-    if op.train:
-        extra['is_train'] = is_train
-    if op.creation:
-        extra['device'] = device
-    return extra
-
-
 def evaluate(graph, feed, device=None, is_train=False, generator=None):
     """Runs ``graph`` on torch tensors: ``feed`` maps variable names to tensors; returns the
     heads' tensors. The reference for the generated code (codegen.py)."""
@@ -158,7 +146,7 @@ def evaluate(graph, feed, device=None, is_train=False, generator=None):
         for pos, (src, k) in zip(slots, node.inputs):
             args[pos] = env[src][k]
         out = node.op.kernel(*args, **node.attrs,
-                             **kernel_extras(node.op, device, is_train, generator))
+                             **node.op.kernel_kwargs(device, is_train, generator))
         env[node] = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     return [env[n][k] for n, k in graph.heads]
 
