@@ -26,6 +26,16 @@ PyTorch eager and MXNet 1.9.1; imperative <= 1.1x.
     python benchmarks/bench_cnn.py --quick               # a short run: batch 8, few rounds
     python benchmarks/bench_cnn.py --nets resnet,vgg --batch 32 --repeat 5
     python benchmarks/bench_cnn.py --book-batch          # the book's batch sizes (slow)
+    python benchmarks/bench_cnn.py --cpu-time --threads 1   # CPU time, for a loaded machine
+
+On a machine shared with other work the wall-clock figures measure the scheduler as much as
+the frameworks (a step can take five times its CPU time at a load average of 12 on 2 cores,
+and the variant whose threads happen to be descheduled loses). ``--cpu-time`` reports instead
+the CPU time each step consumes, every thread of the process counted (MXNet's own process
+measures its own), with every framework on the same fixed number of intra-op threads
+(``--threads``, default 1): the work each framework does, which the load hardly changes.
+Spinning intra-op threads count too, so with more than one thread it also shows threads that
+wait busily.
 """
 import inspect
 import json
@@ -427,9 +437,10 @@ for line in sys.stdin:
         out = None
     elif cmd[0] == 'run':
         fn = sources[cmd[1]]
-        t = time.perf_counter()
+        clock = time.process_time if cmd[2] else time.perf_counter
+        t = clock()
         fn()
-        out = time.perf_counter() - t
+        out = clock() - t
     elif cmd[0] == 'drop':
         sources.clear()
         gc.collect()
@@ -442,10 +453,13 @@ class MXNetProcess:
     """Real MXNet 1.9.1 running ``gluon_step`` in its own process, one step per request, so
     that its steps alternate with the others' (the figure is its own timing of the step)."""
 
-    def __init__(self):
+    def __init__(self, cpu_time=False, threads=None):
         code = 'NETWORKS = %r\n' % (NETWORKS,) + _gluon_source('mxnet') + SERVER
+        self.cpu_time = cpu_time
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(('NEOMX_', 'MXNET_', 'OMP_')) and k != 'PYTHONPATH'}
+        if threads:
+            env['OMP_NUM_THREADS'] = str(threads)
         self.proc = subprocess.Popen([MXNET_REF, '-c', code], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env=env, cwd=ROOT)
@@ -462,7 +476,7 @@ class MXNetProcess:
 
     def variant(self, key, name, batch, hybridize, train):
         self.ask('make', key, name, batch, hybridize, train)
-        return lambda: self.ask('run', key)
+        return lambda: self.ask('run', key, self.cpu_time)
 
     def close(self):
         if self.proc.poll() is None:
@@ -478,13 +492,15 @@ class MXNetProcess:
 PAUSE = 0.05   # seconds between variants: the previous one's thread pools go quiet
 
 
-def measure(variants, repeat, warmup=1):
+def measure(variants, repeat, warmup=1, clock=time.perf_counter):
     """Median seconds of each of ``variants`` ({label: fn}) over ``repeat`` rounds that run
-    every variant once, in turn. A variant may return its own timing (MXNet's process)."""
+    every variant once, in turn. A variant may return its own timing (MXNet's process).
+    ``clock``: time.perf_counter (wall clock) or time.process_time (CPU time of every thread
+    of this process)."""
     def once(fn):
-        t = time.perf_counter()
+        t = clock()
         own = fn()
-        took = time.perf_counter() - t
+        took = clock() - t
         time.sleep(PAUSE)
         return own if own is not None else took
     for fn in variants.values():
@@ -512,7 +528,7 @@ LABELS = ['neomx hybridized', 'neomx imperative', 'PyTorch', 'PyTorch channels_l
 REFERENCES = LABELS[2:]
 
 
-def run_network(name, batch, train, repeat, threads, mxnet):
+def run_network(name, batch, train, repeat, threads, mxnet, clock=time.perf_counter):
     variants = {'neomx hybridized': neomx_variant(name, batch, True, train),
                 'neomx imperative': neomx_variant(name, batch, False, train),
                 'PyTorch': torch_variant(name, batch, train, threads),
@@ -521,7 +537,7 @@ def run_network(name, batch, train, repeat, threads, mxnet):
         variants['MXNet hybridized'] = mxnet.variant('h', name, batch, True, train)
         variants['MXNet imperative'] = mxnet.variant('i', name, batch, False, train)
     try:
-        return measure(variants, repeat)
+        return measure(variants, repeat, clock=clock)
     finally:
         variants.clear()
         if mxnet is not None:
@@ -556,7 +572,18 @@ def main():
     p.add_argument('--quick', action='store_true',
                    help='a short run: batch %d, 3 rounds' % QUICK_BATCH)
     p.add_argument('--no-inference', action='store_true', help='training steps only')
+    p.add_argument('--cpu-time', action='store_true',
+                   help='CPU time per step instead of wall-clock time (see above)')
+    p.add_argument('--threads', type=int,
+                   help='intra-op threads of every framework (default: with --cpu-time 1, '
+                        'else neomx and MXNet their defaults, PyTorch the faster of 1 and '
+                        'one per core)')
     args = p.parse_args()
+    if args.cpu_time and not args.threads:
+        args.threads = 1
+    if args.threads:
+        # before neomx's first CPU device sets its thread count
+        os.environ['NEOMX_CPU_THREADS'] = str(args.threads)
     names = args.nets.split(',')
     unknown = set(names) - set(NETWORKS)
     if unknown:
@@ -564,23 +591,27 @@ def main():
                 % (', '.join(sorted(unknown)), ', '.join(NETWORKS)))
     repeat = args.repeat or (3 if args.quick else 5)
     load_before = '%.2f %.2f %.2f' % os.getloadavg()
-    mxnet = None if args.no_mxnet or not has_mxnet() else MXNetProcess()
+    mxnet = (None if args.no_mxnet or not has_mxnet() else
+             MXNetProcess(args.cpu_time, args.threads))
+    clock = time.process_time if args.cpu_time else time.perf_counter
     budget = mx.engine.cpu_budget()
     rows, train_rows, chosen = [], [], []
     try:
         for name in names:
             batch = (args.batch or (QUICK_BATCH if args.quick else None) or
                      (NETWORKS[name][1] if args.book_batch else DEFAULT_BATCH))
-            threads = torch_threads(name, batch, budget)
+            threads = args.threads or torch_threads(name, batch, budget)
             chosen.append('%s %d' % (TITLES[name], threads))
             print('%s, batch %d (PyTorch: %d thread(s)) ...' % (TITLES[name], batch, threads),
                   file=sys.stderr, flush=True)
             train_rows.append(row(name, 'training', batch,
-                                  run_network(name, batch, True, repeat, threads, mxnet)))
+                                  run_network(name, batch, True, repeat, threads, mxnet,
+                                              clock)))
             rows.append(train_rows[-1])
             if not args.no_inference:
                 rows.append(row(name, 'inference', batch,
-                                run_network(name, batch, False, repeat, threads, mxnet)))
+                                run_network(name, batch, False, repeat, threads, mxnet,
+                                            clock)))
     finally:
         if mxnet is not None:
             mxnet.close()
@@ -600,15 +631,19 @@ def main():
         'Median of %d rounds; each round runs every variant once, in turn (MXNet in its own '
         'process, told over a pipe when to take its turn), after one warm-up step each.'
         % repeat,
-        'neomx: %d intra-op thread(s) on its one CPU device; PyTorch: the faster of 1 and %d '
-        'thread(s), probed per network (%s); MXNet 1.9.1: its defaults.'
-        % (mx.engine.current().intra_op_threads, budget, ', '.join(chosen)),
+        ('Every framework on %d intra-op thread(s) (NEOMX_CPU_THREADS, OMP_NUM_THREADS for '
+         'MXNet 1.9.1).' % args.threads) if args.threads else
+        ('neomx: %d intra-op thread(s) on its one CPU device; PyTorch: the faster of 1 and %d '
+         'thread(s), probed per network (%s); MXNet 1.9.1: its defaults.'
+         % (mx.engine.current().intra_op_threads, budget, ', '.join(chosen))),
         'Load average before: %s; after: %s.' % (load_before, load_after),
     ]
-    finish({'title': "Convolutional networks: d2l chapter 5 (one-channel images, SGD)",
-            'about': 'Milliseconds per training step (forward, loss, backward, update) and per '
+    what = 'CPU milliseconds (every thread of the process)' if args.cpu_time else 'Milliseconds'
+    finish({'title': "Convolutional networks: d2l chapter 5 (one-channel images, SGD)%s"
+                     % (', CPU time' if args.cpu_time else ''),
+            'about': '%s per training step (forward, loss, backward, update) and per '
                      'inference pass (predict mode); the last two columns are ratios to the '
-                     'fastest reference of the row (lower is better).',
+                     'fastest reference of the row (lower is better).' % what,
             'headers': HEADERS, 'rows': rows, 'notes': notes}, args)
 
 

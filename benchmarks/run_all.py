@@ -17,17 +17,17 @@ import tempfile
 from common import machine, markdown_table
 
 BENCHMARKS = ['dispatch', 'async_queue', 'parallel', 'backpressure', 'hybrid', 'training',
-              'dist', 'rnn', 'data', 'module']
+              'cnn', 'dist', 'rnn', 'data', 'module']
 
 HEADER = """# Benchmarks
 
 The benchmarks of neomx: the cost of pushing a tiny operator, queuing against finishing
 (the seeds' asynchronous-computation experiment), automatic parallelism across two CPU
 devices, the memory of a loop that never synchronises, hybridization, a LeNet training step,
-data-parallel training across processes, an LSTM's forward and backward, and symbolic training
-with `Module.fit`. Each compares neomx with PyTorch doing the same
-work in the same run and, where it can run, with MXNet 1.9.1 running the same code in its own
-environment. The code is in `benchmarks/`; regenerate this page with
+the convolutional networks of d2l's chapter 5, data-parallel training across processes, an
+LSTM's forward and backward, and symbolic training with `Module.fit`. Each compares neomx with
+PyTorch doing the same work in the same run and, where it can run, with MXNet 1.9.1 running the
+same code in its own environment. The code is in `benchmarks/`; regenerate this page with
 
     python benchmarks/run_all.py --write docs/benchmarks.md
 
