@@ -17,7 +17,7 @@ import tempfile
 from common import machine, markdown_table
 
 BENCHMARKS = ['dispatch', 'async_queue', 'parallel', 'backpressure', 'hybrid', 'training',
-              'cnn', 'dist', 'rnn', 'data', 'module']
+              'cnn', 'dist', 'rnn', 'data', 'module', 'numpy']
 
 HEADER = """# Benchmarks
 
@@ -25,9 +25,10 @@ The benchmarks of neomx: the cost of pushing a tiny operator, queuing against fi
 (the seeds' asynchronous-computation experiment), automatic parallelism across two CPU
 devices, the memory of a loop that never synchronises, hybridization, a LeNet training step,
 the convolutional networks of d2l's chapter 5, data-parallel training across processes, an
-LSTM's forward and backward, and symbolic training with `Module.fit`. Each compares neomx with
-PyTorch doing the same work in the same run and, where it can run, with MXNet 1.9.1 running the
-same code in its own environment. The code is in `benchmarks/`; regenerate this page with
+LSTM's forward and backward, symbolic training with `Module.fit`, and a Gluon 2 block on the
+NumPy interface against `hybrid_forward`. Each compares neomx with PyTorch doing the same work
+in the same run and, where it can run, with MXNet 1.9.1 running the same code in its own
+environment. The code is in `benchmarks/`; regenerate this page with
 
     python benchmarks/run_all.py --write docs/benchmarks.md
 

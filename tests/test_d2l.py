@@ -116,3 +116,86 @@ def test_bounding_box_helpers(d2l):
                                  ratios=[1, 2])
     assert anchors.shape == (1, 72, 4)
     assert d2l.box_iou(boxes, boxes).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def _classification_data(d2l, np, n=48, shape=(1, 8, 8), k=4):
+    class Data(d2l.DataModule):
+        def __init__(self, batch_size=16):
+            super().__init__()
+            self.save_hyperparameters()
+            self.X = np.random.uniform(size=(n,) + shape)
+            self.y = np.random.randint(0, k, size=(n,)).astype('int32')
+
+        def get_dataloader(self, train):
+            return self.get_tensorloader((self.X, self.y), train)
+    return Data()
+
+
+def test_classification_chapters_train_through_d2l_trainer(d2l):
+    """Chapter 4-5 models (softmax and MLP from scratch, concise MLP with dropout) trained by
+    d2l's Trainer: scratch parameters found by get_scratch_params, updated by d2l.SGD."""
+    from neomx import np
+    from neomx.gluon import nn
+
+    class MLPScratch(d2l.Classifier):
+        def __init__(self, num_inputs, num_outputs, num_hiddens, lr, sigma=0.01):
+            super().__init__()
+            self.save_hyperparameters()
+            self.W1 = np.random.randn(num_inputs, num_hiddens) * sigma
+            self.b1 = np.zeros(num_hiddens)
+            self.W2 = np.random.randn(num_hiddens, num_outputs) * sigma
+            self.b2 = np.zeros(num_outputs)
+            for param in self.get_scratch_params():
+                param.attach_grad()
+
+        def forward(self, X):
+            H = np.maximum(np.dot(X.reshape((-1, self.num_inputs)), self.W1) + self.b1, 0)
+            return np.dot(H, self.W2) + self.b2
+
+    data = _classification_data(d2l, np)
+    model = MLPScratch(64, 4, 16, lr=0.1)
+    before = model.W1.copy()
+    d2l.Trainer(max_epochs=1).fit(model, data)
+    assert float(np.abs(model.W1 - before).sum()) > 0          # d2l.SGD updated in place
+    assert len(model.get_scratch_params()) == 4
+
+    class DropoutMLP(d2l.Classifier):
+        def __init__(self, num_outputs, lr):
+            super().__init__()
+            self.save_hyperparameters()
+            self.net = nn.Sequential()
+            self.net.add(nn.Dense(16, activation='relu'), nn.Dropout(0.5), nn.Dense(num_outputs))
+            self.net.initialize()
+    model = DropoutMLP(4, 0.1)
+    d2l.Trainer(max_epochs=1).fit(model, data)
+    X, y = next(iter(data.val_dataloader()))
+    assert 0.0 <= float(model.accuracy(model(X), y)) <= 1.0
+    assert model.loss(model(X), y, averaged=False).shape == (16,)
+
+
+def test_rnn_language_model_trains_with_gradient_clipping(d2l):
+    """Chapter 9: RNNLMScratch trained by d2l's Trainer with gradient_clip_val (which scales
+    param.grad[:] in place), and RNNLM.predict over a Vocab."""
+    from neomx import np
+
+    class Text(d2l.DataModule):
+        def __init__(self, batch_size=4, num_steps=5, n=24):
+            super().__init__()
+            self.save_hyperparameters()
+            corpus = np.random.randint(0, 10, size=(n + num_steps + 1,)).astype('int32')
+            rows = np.stack([corpus[i:i + num_steps + 1] for i in range(n)])
+            self.X, self.Y = rows[:, :-1], rows[:, 1:]
+            self.num_train = 16
+
+        def get_dataloader(self, train):
+            idx = slice(0, self.num_train) if train else slice(self.num_train, None)
+            return self.get_tensorloader([self.X, self.Y], train, idx)
+    model = d2l.RNNLMScratch(d2l.RNNScratch(num_inputs=10, num_hiddens=8), vocab_size=10, lr=1)
+    # the gradients' norm here is about 0.25: a bound of 0.05 clips every step
+    d2l.Trainer(max_epochs=1, gradient_clip_val=0.05).fit(model, Text())
+    norm = float(np.sqrt(sum((p.grad ** 2).sum() for p in model.get_scratch_params())))
+    assert abs(norm - 0.05) < 1e-4                              # the last step was clipped
+    vocab = d2l.Vocab(list('abcdefghi'))
+    lm = d2l.RNNLM(d2l.GRU(num_hiddens=8, num_layers=1), vocab_size=len(vocab), lr=1)
+    lm.initialize()
+    assert len(lm.predict('abc', 4, vocab)) == 7
