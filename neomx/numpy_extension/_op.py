@@ -42,13 +42,11 @@ def _legacy(opname, pyname):
 
 
 def _optional(opname, pyname):
+    """``npx.<pyname>`` when operator ``opname`` is registered; None (the name is then left
+    out of the module, as MXNet 1.9.1's npx leaves out most of these) otherwise."""
     if registry.exists(opname):
         return _legacy(opname, pyname)
-
-    def missing(*args, **kwargs):
-        raise NotImplementedError("npx.%s: operator %s is not in neomx" % (pyname, opname))
-    missing.__name__ = pyname
-    return missing
+    return None
 
 
 activation = _legacy('Activation', 'activation')
@@ -192,3 +190,9 @@ def shape_array(data):
 def seed_all(seed):
     from .. import random as _random
     _random.seed(seed)
+
+
+# operators this build lacks are absent (AttributeError), not functions that raise
+for _name in [n for n in __all__ if globals().get(n, 0) is None]:
+    del globals()[_name]
+    __all__.remove(_name)
