@@ -386,3 +386,22 @@ def test_npx_names_are_real_operators():
         assert getattr(npx, name) is not None, name
     assert npx.roi_pooling(np.arange(16.0).reshape(1, 1, 4, 4), np.array([[0, 0, 0, 3, 3]]),
                            pooled_size=(2, 2), spatial_scale=1.0).shape == (1, 1, 2, 2)
+
+
+def test_unknown_parameter_dimensions_are_minus_one_under_np_shape():
+    net = nn.Dense(4)
+    net.initialize()
+    assert net.weight.shape == (4, 0) and repr(net) == 'Dense(None -> 4, linear)'
+    npx.set_np()
+    try:
+        assert net.weight.shape == (4, -1)
+        assert repr(net) == 'Dense(-1 -> 4, linear)'
+        assert 'shape=(4, -1)' in repr(net.weight)
+        net(np.ones((2, 3)))
+        assert net.weight.shape == (4, 3)
+        p = gluon.Parameter('w', shape=(-1, 2))      # -1 given for unknown: stored as such
+        p.shape = (5, 2)
+        assert p.shape == (5, 2)
+    finally:
+        npx.reset_np()
+    assert gluon.Parameter('v', shape=(-1, 2)).shape == (0, 2)

@@ -24,7 +24,7 @@ from .. import autograd, initializer, ndarray
 from ..base import MXNetError, dtype_name
 from ..context import Context, cpu, current_context
 from ..ndarray import NDArray
-from ..util import is_np_array
+from ..util import is_np_array, is_np_shape
 
 __all__ = ['DeferredInitializationError', 'Parameter', 'Constant', 'ParameterDict',
            'tensor_types']
@@ -35,6 +35,15 @@ tensor_types = (NDArray,)
 class DeferredInitializationError(MXNetError):
     """Raised by ``Parameter.data()`` before a deferred initialisation has happened."""
 
+
+
+def _known_or_0(shape):
+    """``shape`` as a tuple with 0 for each unknown dimension (given as 0 or -1)."""
+    if shape is None:
+        return None
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    return tuple(int(d) if d is not None and d > 0 else 0 for d in shape)
 
 class ParameterError(MXNetError, AssertionError):
     """A parameter that cannot be loaded, set or retrieved as asked (an AssertionError too,
@@ -99,7 +108,7 @@ class Parameter:
         self._grad_req = None
         if isinstance(shape, int):
             shape = (shape,)
-        self._shape = tuple(shape) if shape is not None else None
+        self._shape = _known_or_0(shape)
         self.name = name
         self._dtype = dtype
         self.lr_mult = lr_mult
@@ -154,14 +163,17 @@ class Parameter:
 
     @property
     def shape(self):
-        """The shape, 0 for a dimension not known yet."""
+        """The shape, 0 for a dimension not known yet (-1 under NumPy shape semantics,
+        ``npx.set_np()``, as in MXNet)."""
+        if self._shape is not None and is_np_shape():
+            return tuple(d if d > 0 else -1 for d in self._shape)
         return self._shape
 
     @shape.setter
     def shape(self, new_shape):
         if new_shape is None:
             return
-        new_shape = tuple(new_shape)
+        new_shape = _known_or_0(new_shape)
         if self._shape is None:
             self._shape = new_shape
             return
@@ -305,7 +317,7 @@ class Parameter:
         ctx = _as_ctx_list(ctx)
         if init is None:
             init = default_init if self.init is None else self.init
-        if not _utils().shape_is_known(self.shape):
+        if not _utils().shape_is_known(self._shape):
             if self._allow_deferred_init:
                 self._deferred_init = (init, ctx, default_init, None)
                 return
@@ -320,14 +332,14 @@ class Parameter:
             return
         init, ctx, default_init, data = self._deferred_init
         self._deferred_init = ()
-        if not _utils().shape_is_known(self.shape):
+        if not _utils().shape_is_known(self._shape):
             raise ValueError("Cannot initialize Parameter '%s' because it has invalid shape: "
                              "%s. Please specify in_units, in_channels, etc for `Block`s."
                              % (self.name, str(self.shape)))
         with autograd.pause():
             if data is None:
                 # Drawn on cpu(0), then copied to each context: every copy starts equal.
-                data = ndarray.zeros(self.shape, dtype=dtype_name(self.dtype), ctx=cpu())
+                data = ndarray.zeros(self._shape, dtype=dtype_name(self.dtype), ctx=cpu())
                 initializer.create(default_init)(
                     initializer.InitDesc(self.name, {'__init__': init}), data)
             self._init_impl(data, ctx)
@@ -468,7 +480,7 @@ class Parameter:
         """A Symbol variable standing for this parameter (for hybridisation)."""
         if self._var is None:
             from .. import symbol
-            self._var = symbol.var(self.name, shape=self.shape, dtype=self.dtype,
+            self._var = symbol.var(self.name, shape=self._shape, dtype=self.dtype,
                                    lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=self.init,
                                    stype=self._stype)
         return self._var
@@ -601,7 +613,7 @@ class ParameterDict:
                             break
                         merged.append(b if a in (0, -1) else a)
                     if ok:
-                        param._shape = tuple(merged)
+                        param._shape = _known_or_0(merged)
                         continue
             elif k == 'dtype' and v is not None and dtype_name(v) == dtype_name(existing):
                 continue
