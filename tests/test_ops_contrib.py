@@ -212,3 +212,32 @@ def test_sync_batch_norm_and_batch_norm_v1_normalise_over_channels():
     np.testing.assert_allclose(a.asnumpy(), expect, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(b.asnumpy(), expect, rtol=1e-4, atol=1e-5)
     assert np.abs(mean.asnumpy()).sum() > 0        # the moving mean was updated in place
+
+
+@pytest.mark.parametrize('classes,limit,plus', [(False, None, 0.0), (True, None, 0.0),
+                                                (False, 40, 1.0)])
+def test_blocked_suppression_is_greedy_suppression(classes, limit, plus):
+    # Suppression takes the boxes a block at a time; it must keep exactly what one box at a
+    # time (the textbook loop) keeps, across block boundaries too.
+    import torch
+    from neomx.ops.detection import _greedy_nms, _iou
+    rs = np.random.RandomState(1)
+    xy = rs.uniform(0, 50, (300, 2))
+    boxes = torch.tensor(np.concatenate([xy, xy + rs.uniform(5, 30, (300, 2))], 1),
+                         dtype=torch.float32)
+    order = torch.tensor(rs.permutation(300))
+    cls = torch.tensor(rs.randint(0, 3, 300)) if classes else None
+    expect, dead = [], set()
+    for i in order.tolist():
+        if i in dead:
+            continue
+        expect.append(i)
+        if limit is not None and len(expect) == limit:
+            break
+        over = _iou(boxes[i:i + 1], boxes, plus)[0] > 0.4
+        if cls is not None:
+            over &= cls == cls[i]
+        dead.update(torch.nonzero(over).reshape(-1).tolist())
+    for block in (7, 64, 1000):
+        assert _greedy_nms(boxes, order, 0.4, cls, limit, plus, block=block) == expect
+    assert len(expect) > 20 and len(dead) > 100     # a case where suppression does work

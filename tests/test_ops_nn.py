@@ -414,8 +414,17 @@ def test_softmax_output_multi_output_and_preserve_shape():
     p = np.exp(x) / np.exp(x).sum(1, keepdims=True)
     y, g = _grad_of(lambda x, l: nd.SoftmaxOutput(x, l, multi_output=True), x, label)
     np.testing.assert_allclose(y, p, rtol=1e-5)
-    np.testing.assert_allclose(g, p - np.eye(3)[label.astype(int)].transpose(0, 2, 1),
-                               rtol=1e-5, atol=1e-6)
+    # MXNet averages over the 4 positions of each example, and with 'batch' over the batch
+    onehot = np.eye(3)[label.astype(int)].transpose(0, 2, 1)
+    np.testing.assert_allclose(g, (p - onehot) / 4, rtol=1e-5, atol=1e-6)
+    _, g = _grad_of(lambda x, l: nd.SoftmaxOutput(x, l, multi_output=True,
+                                                  normalization='batch'), x, label)
+    np.testing.assert_allclose(g, (p - onehot) / 8, rtol=1e-5, atol=1e-6)
+    # 'valid' counts the labels other than ignore_label even without use_ignore
+    valid = (label != 1).sum()
+    _, g = _grad_of(lambda x, l: nd.SoftmaxOutput(x, l, multi_output=True, ignore_label=1,
+                                                  normalization='valid'), x, label)
+    np.testing.assert_allclose(g, (p - onehot) / valid, rtol=1e-5, atol=1e-6)
     label2 = rs.randint(0, 4, size=(2, 3)).astype(np.float32)
     p2 = np.exp(x) / np.exp(x).sum(2, keepdims=True)
     y, g = _grad_of(lambda x, l: nd.SoftmaxOutput(x, l, preserve_shape=True), x, label2)
@@ -433,6 +442,25 @@ def test_make_loss_and_cross_entropy(ctx):
     check_op(lambda x, l: nd.softmax_cross_entropy(x, l),
              lambda x, l: np.array([tF.cross_entropy(_t(x), _t(l).long(), reduction='sum').item()]),
              [x.astype(np.float64), label.astype(np.float64)], ctx, wrt=[0])
+
+
+def test_ctc_loss_ignores_steps_past_each_sequence():
+    # Whatever the steps past a sequence's length hold (NaN here), the loss is that of the
+    # steps inside and their gradient is 0.
+    x = rs.randn(4, 2, 5).astype(np.float32)
+    label = np.array([[1, 2], [3, 0]], dtype=np.float32)
+    lens = nd.array([2, 4])
+    padded = x.copy()
+    padded[2:, 0] = np.nan
+
+    def loss(d):
+        return nd.CTCLoss(d, nd.array(label), lens, nd.array([2, 1]), use_data_lengths=True,
+                          use_label_lengths=True)
+    y, g = _grad_of(loss, padded)
+    assert not np.isnan(g).any() and (g[2:, 0] == 0).all()
+    y2, g2 = _grad_of(loss, x)
+    np.testing.assert_allclose(y, y2, rtol=1e-6)
+    np.testing.assert_allclose(g, g2, rtol=1e-5, atol=1e-7)
 
 
 def test_embedding_upsampling_lrn(ctx):
@@ -566,6 +594,10 @@ _DIFF_CODE = textwrap.dedent('''
     run('softmax_output_multi', lambda: mx.nd.SoftmaxOutput(
         xm, mx.nd.array([[0, 1, 2, 1], [2, 2, 0, 1]]), multi_output=True,
         normalization='valid'), xm)
+    run('softmax_output_multi_null', lambda: mx.nd.SoftmaxOutput(
+        xm, mx.nd.array([[0, 1, 2, 1], [2, 2, 0, 1]]), multi_output=True, grad_scale=0.5), xm)
+    run('softmax_output_valid_count', lambda: mx.nd.SoftmaxOutput(
+        xs, label, ignore_label=1, normalization='valid'), xs)
     xp = A(3, 2, 4)
     run('softmax_output_preserve', lambda: mx.nd.SoftmaxOutput(
         xp, mx.nd.array([[0, 1], [2, 0], [1, 1]]), preserve_shape=True), xp)

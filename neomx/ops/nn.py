@@ -789,10 +789,14 @@ def _softmax_output_grad(inputs, outputs, out_grads, grad_scale=1.0, ignore_labe
         if smooth_alpha:
             target = target * (1 - smooth_alpha) + (1 - target) * (smooth_alpha / (num_classes - 1))
         grad = prob - target
-        valid = keep
+        # 'valid' counts the labels other than ignore_label, use_ignore or not (as MXNet)
+        valid = idx != int(ignore_label)
         if keep is not None:
             grad = grad * keep.unsqueeze(axis).to(grad.dtype)
     scale = grad_scale
+    if multi_output and not preserve_shape and normalization != 'valid':
+        # MXNet averages over the positions of each example too
+        scale = scale / max(math.prod(data.shape[2:]), 1)
     if normalization == 'batch':
         scale = scale / data.shape[0]
     elif normalization == 'valid':
@@ -956,6 +960,12 @@ def _ctc_loss(data, label, data_lengths=None, label_lengths=None, use_data_lengt
     dlen = data_lengths.to(torch.int64) if use_data_lengths else \
         torch.full((n,), t, dtype=torch.int64, device=data.device)
     blank = 0 if blank_label == 'first' else c - 1
+    if use_data_lengths:
+        # steps past a sequence's end take no part, whatever they hold (NaN included): their
+        # gradient is 0, as in MXNet
+        inside = torch.arange(t, device=data.device)[:, None] < dlen.to(data.device)[None, :]
+        data = torch.where(inside[..., None], data, torch.zeros((), dtype=data.dtype,
+                                                                device=data.device))
     logp = torch.log_softmax(data, dim=-1)
     return F.ctc_loss(logp, lab.clamp(min=0), dlen, llen, blank=blank, reduction='none')
 
