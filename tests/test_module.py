@@ -443,7 +443,8 @@ def test_executor_monitor_debug_str_and_no_grad_backward():
     ex.set_monitor_callback(lambda name, arr: seen.append((name, arr.shape)), monitor_all=True)
     ex.forward(is_train=True)
     ex.backward(nd.ones((2, 3)))
-    assert seen == [('fc_data', (2, 4)), ('fc_weight', (3, 4)), ('fc_bias', (3,)),
+    assert seen == [('data', (2, 4)), ('fc_data', (2, 4)), ('fc_weight', (3, 4)),
+                    ('fc_weight', (3, 4)), ('fc_bias', (3,)), ('fc_bias', (3,)),
                     ('fc_output', (2, 3)), ('fc_backward_output0', (2, 4)),
                     ('fc_backward_output1', (3, 4)), ('fc_backward_output2', (3,))]
 

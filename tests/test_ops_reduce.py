@@ -206,6 +206,11 @@ def test_histogram():
     np.testing.assert_allclose(edges.asnumpy(), ref_edges, rtol=1e-6)
     with pytest.raises(mx.MXNetError, match='bins'):
         nd.histogram(data, bins=0)
+    # MXNet's edges to the bit: (low * (n - i) + high * i) / n, so a symmetric range has an
+    # edge at exactly 0 (a value there counts in the bin above it)
+    _, edges = nd.histogram(nd.array([0.0], dtype='float64'), bins=6, range=(-2.5, 2.5))
+    assert edges.asnumpy().tolist() == [(-2.5 * (6 - i) + 2.5 * i) / 6 for i in range(7)]
+    assert edges.asnumpy()[3] == 0.0
 
 
 def test_multi_sum_sq():

@@ -572,3 +572,39 @@ def test_optimized_symbol_and_common_expressions(monkeypatch):
              (mx.sym.Group([a * b + 1, a * b + 1]), 1)]     # a copy keeps the outputs apart
     for sym, saved in cases:
         assert internals(sym, False) - internals(sym, True) == saved
+
+
+_MONITORED = '''
+d = mx.sym.Variable('data', shape=(2, 3, 4, 4))
+x = mx.sym.Variable('x', shape=(2, 3))
+syms = [mx.sym.Convolution(d, kernel=(2, 2), num_filter=1, name='conv'),
+        mx.sym.Activation(d, act_type='relu', name='act'),
+        mx.sym.concat(d, d, dim=0, name='cc'), mx.sym.add_n(x, x, name='an'),
+        mx.sym.relu(mx.sym.sin(x, name='s'), name='r'), mx.sym.sum(x, name='su'),
+        mx.sym.broadcast_add(x, x, name='ba'), mx.sym.softmax(x, name='sm'),
+        mx.sym.BatchNorm(d, name='bn'), mx.sym.SliceChannel(x, num_outputs=3, name='sc')]
+names = []
+for s in syms:
+    for monitor_all in (True, False):
+        seen = []
+        exe = s.simple_bind(ctx=mx.cpu(), grad_req='null')
+        exe.set_monitor_callback(
+            lambda n, a: seen.append(n if isinstance(n, str) else n.decode()), monitor_all)
+        exe.forward()
+        mx.nd.waitall()
+        names.append(seen)
+'''
+
+
+def test_executor_monitor_names_as_mxnet(mxnet_ref):
+    # Executor.set_monitor_callback names as MXNet 1.9.1: with monitor_all each input under
+    # the operator's name for it (by position for unary operators, argN for any number of
+    # inputs), a variable's value under its own name first. MXNet reports hidden outputs too
+    # (BatchNorm's mean and var): neomx has none, so only MXNet's leading names are compared.
+    ref = eval(mxnet_ref('import os\nos.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"\n'
+                         'import mxnet as mx\n' + _MONITORED + 'print(repr(names))\n')
+               .strip().splitlines()[-1])
+    scope = {'mx': mx}
+    exec(_MONITORED, scope)
+    for got, expect in zip(scope['names'], ref):
+        assert got == expect[:len(got)] and len(got) >= len(expect) - 2, (got, expect)

@@ -21,7 +21,7 @@ from ..ndarray.ndarray import NDArray, _merge_leaves, from_tensor, user_line
 from .. import symbol as _symbol
 from ..symbol import Symbol
 from ..symbol.cached_op import compile_program
-from ..symbol.graph import Graph, Subgraph
+from ..symbol.graph import Graph, Subgraph, monitor_input_names
 from ..util import is_np_shape, np_shape
 from .parameter import _EPOCH, DeferredInitializationError
 
@@ -451,22 +451,8 @@ class HybridCache:
         return data | entry.leaves
 
 
-# MXNet's monitor names an operator's inputs and outputs by the names the operator registers
-# (its FListInputNames and FListOutputNames), else by position: <node>_input0, <node>_0. These
-# are the operators that MXNet 1.9.1 reports by position (inputs) and by name (outputs), as it
-# does for the ones checked against it; unary maths and scalar operators name their inputs by
-# position too.
-_POSITIONAL_INPUTS = frozenset((
-    'Activation', 'SoftmaxActivation', 'softmin', 'Flatten', 'Reshape', 'Cast', 'BlockGrad',
-    '_copy', 'slice', 'slice_axis', 'slice_like', 'clip', 'transpose', 'expand_dims',
-    'broadcast_to', 'broadcast_axis', 'norm', 'argmax', 'argmin', 'argsort', 'sort', 'topk',
-    'sum', 'mean', 'max', 'min', 'prod', 'nansum', 'nanprod', 'zeros_like', 'ones_like',
-    'shape_array', 'size_array', 'make_loss', 'stop_gradient',
-    'relu', 'sigmoid', 'hard_sigmoid', 'softsign', 'tanh', 'exp', 'expm1', 'log', 'log1p',
-    'log2', 'log10', 'abs', 'sign', 'square', 'sqrt', 'rsqrt', 'cbrt', 'rcbrt', 'reciprocal',
-    'erf', 'erfinv', 'gamma', 'gammaln', 'smooth_l1', 'negative', 'floor', 'ceil', 'round',
-    'rint', 'trunc', 'fix', 'sin', 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh',
-    'arcsinh', 'arccosh', 'arctanh', 'degrees', 'radians', 'logical_not'))
+# MXNet's monitor names an operator's outputs by the names the operator registers (its
+# FListOutputNames) for these, else by position: <node>_0 (its inputs: monitor_input_names).
 _NAMED_OUTPUTS = frozenset((
     'FullyConnected', 'Convolution', 'Deconvolution', 'Pooling', 'Activation', 'BatchNorm',
     'Dropout', 'LeakyReLU', 'SoftmaxOutput', 'SoftmaxActivation', 'softmax', 'softmin',
@@ -478,10 +464,7 @@ _NAMED_OUTPUTS = frozenset((
 def _hook_names(node):
     """(input names, output names) of ``node`` as MXNet's monitor gives them."""
     name = node.op.name
-    if name in _POSITIONAL_INPUTS or name.endswith('_scalar'):
-        ins = ['%s_input%d' % (node.name, i) for i in range(len(node.inputs))]
-    else:
-        ins = ['%s_%s' % (node.name, nm) for nm in node.input_names()]
+    ins = monitor_input_names(node)
     if name in _NAMED_OUTPUTS:
         outs = node.output_names()
     else:

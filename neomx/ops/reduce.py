@@ -303,8 +303,10 @@ def _histogram(data, bins=None, bin_cnt=None, range=None):
     else:
         if bin_cnt is None or range is None:
             raise ShapeError("histogram needs bins, or bin_cnt and range")
-        edges = torch.linspace(range[0], range[1], bin_cnt + 1, dtype=torch.float64,
-                               device=data.device).to(data.dtype)
+        # MXNet's edges, (low * (n - i) + high * i) / n in double: the middle edge of a
+        # symmetric range is exactly 0 (linspace's is not)
+        i = torch.arange(bin_cnt + 1, dtype=torch.float64, device=data.device)
+        edges = ((range[0] * (bin_cnt - i) + range[1] * i) / bin_cnt).to(data.dtype)
     n = edges.shape[0] - 1
     if data.device.type == 'meta':
         return torch.empty((n,), dtype=torch.int64, device='meta'), edges.clone()

@@ -23,7 +23,7 @@ from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, use
 from ..ops.layout import dense
 from . import passes
 from .cached_op import compile_program
-from .graph import Graph, input_slots
+from .graph import Graph, input_slots, monitor_input_names
 
 __all__ = ['Executor', 'simple_bind']
 
@@ -296,9 +296,13 @@ class Executor:
         callback, monitor_all = self._monitor
         for node, fed, out in trace:
             if monitor_all:
-                for nm, t in zip(node.input_names(), fed):
-                    callback('%s_%s' % (node.name, nm), from_tensor(t.detach().clone(),
-                                                                    self._ctx))
+                # as MXNet: each input by the operator's name for it, a variable's value
+                # under the variable's name first
+                for (src, _), nm, t in zip(node.inputs, monitor_input_names(node), fed):
+                    value = from_tensor(t.detach().clone(), self._ctx)
+                    if src.op is None:
+                        callback(src.name, value)
+                    callback(nm, value)
             for nm, t in zip(node.output_names(), out):
                 callback(nm, from_tensor(t.detach().clone(), self._ctx))
         return outs
