@@ -608,3 +608,33 @@ def test_executor_monitor_names_as_mxnet(mxnet_ref):
     exec(_MONITORED, scope)
     for got, expect in zip(scope['names'], ref):
         assert got == expect[:len(got)] and len(got) >= len(expect) - 2, (got, expect)
+
+
+def test_executor_gradients_of_integer_arguments():
+    # MXNet differentiates integer arguments too (through a float shadow here): their
+    # gradient arrays keep the argument's dtype, with 'add' as well, and an argument no
+    # gradient reaches (a length) gets zeros.
+    x = mx.sym.Variable('x', dtype=np.int32)
+    ex = mx.sym.Cast(x, dtype=np.float32).simple_bind(mx.cpu(), x=(3,))
+    ex.arg_arrays[0][:] = np.array([1, -2, 3])
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array([1.5, 2.5, -3.7]))
+    assert ex.outputs[0].dtype == np.float32 and ex.grad_arrays[0].dtype == np.int32
+    assert ex.grad_arrays[0].asnumpy().tolist() == [1, 2, -3]
+    ex = (mx.sym.Variable('x', dtype=np.int32) * 2).simple_bind(mx.cpu(), x=(3,),
+                                                                 grad_req='add')
+    ex.arg_arrays[0][:] = np.array([1, 2, 3])
+    ex.grad_arrays[0][:] = 1
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array([1, 1, 1], dtype='int32'))
+    assert ex.outputs[0].dtype == np.int32 and ex.outputs[0].asnumpy().tolist() == [2, 4, 6]
+    assert ex.grad_arrays[0].dtype == np.int32 and ex.grad_arrays[0].asnumpy().tolist() == [3] * 3
+    s = mx.sym.softmax(mx.sym.var('data'), mx.sym.var('length'), use_length=True, axis=1)
+    ex = s.bind(mx.cpu(), {'data': mx.nd.ones((2, 4, 3)),
+                           'length': mx.nd.array([[1, 2, 3], [4, 2, 1]], dtype='int32')},
+                args_grad={'data': mx.nd.zeros((2, 4, 3)),
+                           'length': mx.nd.ones((2, 3), dtype='int32')})
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((2, 4, 3)))
+    assert ex.grad_dict['length'].dtype == np.int32
+    assert ex.grad_dict['length'].asnumpy().tolist() == [[0] * 3] * 2

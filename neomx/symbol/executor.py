@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .. import engine as _engine
-from ..base import MXNetError, dtype_name, env_int, mode
+from ..base import MXNetError, dtype_name, dtype_torch, env_int, mode
 from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, user_line
 from ..ops.layout import dense
 from . import passes
@@ -52,6 +52,15 @@ def _as_list(what, values, names, required):
         if v is not None and not isinstance(v, NDArray):
             raise TypeError("%s: %s must be an NDArray, got %s" % (what, nm, type(v).__name__))
     return out
+
+
+def _leaf(t):
+    """The tensor autograd follows for a bound argument ``t``: a detached leaf, for an integer
+    array its float64 shadow (MXNet differentiates integer arguments too, as autograd's
+    integer variables, ndarray.shadow_tensor)."""
+    if not (t.is_floating_point() or t.is_complex()):
+        t = t.double()
+    return t.detach().requires_grad_()
 
 
 class Executor:
@@ -231,8 +240,7 @@ class Executor:
         self._saved = saved
 
         def run():
-            ts = [x._tensor().detach().requires_grad_(d) if d else x._tensor()
-                  for x, d in zip(inputs, diff)]
+            ts = [_leaf(x._tensor()) if d else x._tensor() for x, d in zip(inputs, diff)]
             fed = [t.to(dev) if m else t for t, m in zip(ts, moved)]
             torch.set_grad_enabled(record)
             try:
@@ -240,7 +248,9 @@ class Executor:
             finally:
                 torch.set_grad_enabled(False)
             for o, r in zip(outs, rs):
-                o._var.tensor = r.detach()
+                r = r.detach()
+                want = dtype_torch(o._dtype)
+                o._var.tensor = r if r.dtype == want else r.to(want)
             saved['inputs'] = [t for t, d in zip(ts, diff) if d]
             saved['names'] = [nm for nm, d in zip(self._input_names, diff) if d]
             saved['outputs'] = rs
@@ -371,10 +381,11 @@ class Executor:
             for nm, t, g in zip(saved['names'], saved['inputs'], grads):
                 arr, req = targets[nm]
                 g = torch.zeros_like(t) if g is None else g
+                want = dtype_torch(arr._dtype)    # an integer argument's is its shadow's
                 if req == 'add':
-                    arr._var.tensor = arr._tensor() + g
+                    arr._var.tensor = (arr._tensor() + g).to(want)
                 else:
-                    arr._var.tensor = dense(g)
+                    arr._var.tensor = dense(g if g.dtype == want else g.to(want))
         _engine._engine.push(run, reads, writes, self._ctx, '_backward', user_line())
         if 'trace' in saved:
             for g, _ in targets.values():
