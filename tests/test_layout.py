@@ -241,3 +241,21 @@ def test_convolution_gradients_on_avx2_kernels():
     assert r.returncode == 0, r.stderr[-3000:]
     errors = [float(v) for v in r.stdout.split()]
     assert len(errors) == 3 and max(errors) < 1e-5, errors
+
+
+def test_to_tensor_of_float_images_and_normalize_constants():
+    # float input keeps its values (no in-place division of the caller's array), and the
+    # per-channel constants Normalize keeps from call to call follow mean, std and dtype
+    x = nd.array(np.random.rand(6, 5, 1) * 255)
+    before = x.asnumpy().copy()
+    y = transforms.ToTensor()(x)
+    assert (x.asnumpy() == before).all() and is_dense(y._data())
+    np.testing.assert_allclose(y.asnumpy(), np.moveaxis(before, -1, 0) / 255, rtol=1e-6)
+    img = np.random.rand(3, 4, 4)
+    for mean, std, dtype in [((0.5, 0.25, 0.0), (2.0, 1.0, 4.0), 'float32'),
+                             ((0.1, 0.2, 0.3), (0.5, 0.5, 0.5), 'float32'),
+                             ((0.1, 0.2, 0.3), (0.5, 0.5, 0.5), 'float64')]:
+        out = transforms.Normalize(mean, std)(nd.array(img, dtype=dtype))
+        assert out.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(out.asnumpy(), (img - np.reshape(mean, (3, 1, 1))) /
+                                   np.reshape(std, (3, 1, 1)), rtol=1e-6)

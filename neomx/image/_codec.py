@@ -65,7 +65,7 @@ def decode(buf, flag=1, to_rgb=True, squeeze_gray=False, what='imdecode'):
         out = _to_uint8(np.asarray(img)) if wide else np.asarray(img.convert('L'))
     elif flag == 1:
         out = np.repeat(_to_uint8(np.asarray(img))[:, :, None], 3, axis=2) if wide else \
-            np.asarray(img.convert('RGB'))
+            np.asarray(img if img.mode == 'RGB' else img.convert('RGB'))
     else:   # as stored: gray stays one channel (16-bit stays 16-bit), alpha stays
         if img.mode in ('LA', 'PA') or img.mode == 'P' and 'transparency' in img.info:
             img = img.convert('RGBA')

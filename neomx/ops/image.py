@@ -57,7 +57,9 @@ def _to_tensor(data):
     perm = (2, 0, 1) if data.dim() == 3 else (0, 3, 1, 2)
     # Row-major, not .contiguous(): with one channel the permuted result is already contiguous
     # and keeps channels-last strides, on which torch's convolution goes wrong (see ops.layout).
-    return dense(data.permute(perm).to(torch.float32) / 255.0)
+    # The cast makes the row-major copy, so the division makes no other.
+    return dense(data.permute(perm).to(torch.float32, memory_format=torch.contiguous_format)
+                 / 255.0)
 
 
 register('_image_to_tensor', infer=_to_tensor_rule, infer_attrs=())(_to_tensor)
@@ -79,12 +81,21 @@ def _normalize_rule(attrs, shapes, dtypes):
     return (shape,), (dtypes[0],)
 
 
+_NORMALIZE_CONSTANTS = {}
+
+
 def _normalize(data, mean, std):
     """``(data[c] - mean[c]) / std[c]`` for each channel of a CHW (or NCHW) tensor."""
     c = data.shape[-3]
-    m = torch.tensor(mean[:c], dtype=data.dtype, device=data.device).view(-1, 1, 1)
-    s = torch.tensor(std[:c], dtype=data.dtype, device=data.device).view(-1, 1, 1)
-    return (data - m) / s
+    key = (mean[:c], std[:c], data.dtype, data.device)
+    ms = _NORMALIZE_CONSTANTS.get(key)
+    if ms is None:      # made once: a data pipeline normalises every image with the same
+        ms = tuple(torch.tensor(v[:c], dtype=data.dtype, device=data.device).view(-1, 1, 1)
+                   for v in (mean, std))
+        if len(_NORMALIZE_CONSTANTS) > 64:
+            _NORMALIZE_CONSTANTS.clear()
+        _NORMALIZE_CONSTANTS[key] = ms
+    return (data - ms[0]) / ms[1]
 
 
 register('_image_normalize', infer=_normalize_rule,
