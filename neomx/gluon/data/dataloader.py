@@ -15,6 +15,7 @@ are threads of this process instead.
 >>> [(x.shape, y.shape) for x, y in DataLoader(ds, batch_size=2, last_batch='discard')]
 [((2, 2), (2,)), ((2, 2), (2,))]
 """
+import collections
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.pool
@@ -258,6 +259,7 @@ class _WorkerPool:
         base_seed = int(np.random.randint(0, 1 << 30))
         self._procs, self._conns = [], []
         self._pending = [0] * num_workers       # batches asked of each worker, not yet read
+        self._asked = [collections.deque() for _ in range(num_workers)]   # their tags, in order
         self._ready = [{} for _ in range(num_workers)]   # tag -> result read ahead
         self._live = set()      # serial numbers of the passes still wanted
         self._serial = 0
@@ -303,8 +305,9 @@ class _WorkerPool:
         try:
             self._conns[k].send((tag, samples))
         except OSError:
-            self._fail(k, tag)
+            self._fail(k)
         self._pending[k] += 1
+        self._asked[k].append(tag)
         return k
 
     def get(self, k, tag, timeout):
@@ -324,7 +327,7 @@ class _WorkerPool:
                     return out
                 continue
             if proc.exitcode is not None:
-                self._fail(k, tag)
+                self._fail(k)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise DataLoaderTimeout(
@@ -337,8 +340,9 @@ class _WorkerPool:
             got, out = self._conns[k].recv()
         except (EOFError, OSError):
             self._procs[k].join(1.0)
-            self._fail(k, tag)
+            self._fail(k)
         self._pending[k] -= 1
+        self._asked[k].popleft()
         if got != tag and got[0] in self._live:
             self._ready[k][got] = out
         return got, out
@@ -349,8 +353,10 @@ class _WorkerPool:
             while self._pending[k] and conn.poll():
                 self._recv(k, None)
 
-    def _fail(self, k, tag):
-        proc = self._procs[k]
+    def _fail(self, k):
+        # A worker makes its batches in the order asked: it died making the oldest unread one.
+        proc, asked = self._procs[k], self._asked[k]
+        tag = asked[0] if asked else None
         self.broken = DataLoaderWorkerError(
             "DataLoader: worker process %d (pid %s) %s%s; the loader starts new workers on "
             "its next pass" % (k, proc.pid, _describe_exit(proc),
