@@ -192,7 +192,7 @@ class ImageIter(DataIter):
             batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
         else:
             batch_data = nd.zeros((self.batch_size,) + self.data_shape)
-            batch_label = nd.empty(self.provide_label[0][1])
+            batch_label = self._new_label()
             i = self._batchify(batch_data, batch_label)
         pad = self.batch_size - i
         if pad:
@@ -208,6 +208,10 @@ class ImageIter(DataIter):
             else:
                 self._cache_data = self._cache_label = self._cache_idx = None
         return DataBatch([batch_data], [batch_label], pad=pad)
+
+    def _new_label(self):
+        """The label array of a new batch (its contents are written by ``_batchify``)."""
+        return nd.empty(self.provide_label[0][1])
 
     def check_data_shape(self, data_shape):
         """Checks that ``data_shape`` is (3, height, width)."""

@@ -497,28 +497,11 @@ class ImageDetIter(ImageIter):
                 raise
         return i
 
-    def next(self):
-        if self._cache_data is not None:
-            batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
-        else:
-            batch_data = nd.zeros((self.batch_size,) + self.data_shape)
-            batch_label = nd.empty(self.provide_label[0][1])
-            batch_label[:] = -1
-            i = self._batchify(batch_data, batch_label)
-        pad = self.batch_size - i
-        if pad:
-            if self.last_batch_handle == 'discard':
-                raise StopIteration
-            if self.last_batch_handle == 'roll_over' and self._cache_data is None:
-                self._cache_data, self._cache_label, self._cache_idx = \
-                    batch_data, batch_label, i
-                raise StopIteration
-            self._batchify(batch_data, batch_label, i)
-            if self.last_batch_handle == 'pad':
-                self._allow_read = False
-            else:
-                self._cache_data = self._cache_label = self._cache_idx = None
-        return DataBatch([batch_data], [batch_label], pad=pad)
+    def _new_label(self):
+        # rows past an image's objects stay -1 (no object)
+        label = super()._new_label()
+        label[:] = -1
+        return label
 
     def augmentation_transform(self, data, label):  # pylint: disable=arguments-differ
         """Applies the detection augmenters in order."""
