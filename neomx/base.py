@@ -14,7 +14,7 @@ __all__ = ['MXNetError', 'NotSupportedForSparseNDArray', 'NotImplementedForSymbo
            'numeric_types', 'integer_types', 'string_types', 'dtype_np', 'dtype_torch',
            'dtype_name', 'env_int', 'env_str', 'data_dir', 'data_dir_default', 'py_str', 'c_str',
            'classproperty', 'ClassPropertyMeta', 'with_metaclass', 'register_error', 'error_types',
-           'check_call']
+           'check_call', 'unavailable']
 
 
 class MXNetError(RuntimeError):
@@ -303,3 +303,13 @@ def __getattr__(name):
     if name == '_LIB':
         return _capi().LIB
     raise AttributeError("module 'neomx.base' has no attribute %r" % (name,))
+
+
+def unavailable(name, message, doc):
+    """A function named ``name`` that raises ``MXNetError(message)`` when called: a name of
+    MXNet's API that neomx keeps, so that code importing it loads, but does not provide."""
+    def fn(*args, **kwargs):
+        raise MXNetError(message)
+    fn.__name__ = name
+    fn.__doc__ = doc
+    return fn

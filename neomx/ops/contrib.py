@@ -95,13 +95,9 @@ UNAVAILABLE = dict(
 def unavailable(name, where):
     """A function standing for operator ``name`` of ``where`` ('nd.contrib', 'sym.contrib')
     that raises an MXNetError with the reason when called."""
-    from ..base import MXNetError
-
-    def fn(*args, **kwargs):
-        raise MXNetError("%s.%s: %s" % (where, name, UNAVAILABLE[name]))
-    fn.__name__ = name
-    fn.__doc__ = "Not provided by neomx: raises MXNetError (%s)." % UNAVAILABLE[name]
-    return fn
+    from ..base import unavailable as function
+    return function(name, "%s.%s: %s" % (where, name, UNAVAILABLE[name]),
+                    "Not provided by neomx: raises MXNetError (%s)." % UNAVAILABLE[name])
 
 
 def _div_sqrt_dim(data):

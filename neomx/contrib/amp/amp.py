@@ -9,7 +9,7 @@ Traceback (most recent call last):
 ...
 neomx.base.MXNetError: amp.init: automatic mixed precision is not implemented in neomx; cast the model with net.cast('float16') and use an optimizer with multi_precision=True instead
 """
-from ...base import MXNetError
+from ...base import unavailable
 
 __all__ = ['init', 'init_trainer', 'scale_loss', 'unscale', 'convert_model', 'convert_symbol',
            'convert_hybrid_block', 'convert_bucketing_module', 'list_lp16_ops', 'list_fp32_ops',
@@ -18,13 +18,10 @@ __all__ = ['init', 'init_trainer', 'scale_loss', 'unscale', 'convert_model', 'co
 
 
 def _unsupported(name):
-    def fn(*args, **kwargs):
-        raise MXNetError("amp.%s: automatic mixed precision is not implemented in neomx; cast "
-                         "the model with net.cast('float16') and use an optimizer with "
-                         "multi_precision=True instead" % name)
-    fn.__name__ = name
-    fn.__doc__ = 'Not implemented in neomx: raises MXNetError.'
-    return fn
+    return unavailable(name, "amp.%s: automatic mixed precision is not implemented in neomx; "
+                             "cast the model with net.cast('float16') and use an optimizer with "
+                             "multi_precision=True instead" % name,
+                       'Not implemented in neomx: raises MXNetError.')
 
 
 init = _unsupported('init')

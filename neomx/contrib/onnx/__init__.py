@@ -1,19 +1,16 @@
 """``mx.contrib.onnx``: ONNX export (``mx.onnx``); importing ONNX models into neomx is not
 provided and fails with an error naming what to use instead."""
-from ...base import MXNetError
+from ...base import unavailable
 from ...symbol.onnx import export_model  # noqa: F401
 
 __all__ = ['export_model', 'import_model', 'get_model_metadata', 'import_to_gluon']
 
 
 def _no_import(name):
-    def fn(*args, **kwargs):
-        raise MXNetError("mx.contrib.onnx.%s: importing ONNX models is not supported by neomx; "
-                         "export_model (mx.onnx) writes ONNX, and onnxruntime runs an ONNX "
-                         "model" % name)
-    fn.__name__ = name
-    fn.__doc__ = "Not supported: raises MXNetError (importing ONNX into neomx)."
-    return fn
+    return unavailable(name, "mx.contrib.onnx.%s: importing ONNX models is not supported by "
+                             "neomx; export_model (mx.onnx) writes ONNX, and onnxruntime runs an "
+                             "ONNX model" % name,
+                       "Not supported: raises MXNetError (importing ONNX into neomx).")
 
 
 import_model = _no_import('import_model')
