@@ -86,7 +86,7 @@ def torch_worker(args):
 
     if os.environ.get('BENCH_PIN_TORCH'):
         # The same pinning neomx does for the processes of a job on one machine.
-        from neomx.engine.engine import bind_to_local_share
+        from neomx.engine.threads import bind_to_local_share
         bind_to_local_share()
 
     world = int(os.environ.get('WORLD_SIZE', 1))

@@ -361,7 +361,7 @@ def test_sampler_reads_the_job(monkeypatch):
 # -- each local process keeps to its share of the cores ---------------------------------------
 
 def test_local_share_splits_the_cores_evenly():
-    from neomx.engine.engine import local_share
+    from neomx.engine.threads import local_share
     assert local_share({0, 1}, 0, 2) == {0}
     assert local_share({1, 0}, 1, 2) == {1}
     assert local_share(range(8), 1, 2) == {4, 5, 6, 7}

@@ -21,6 +21,7 @@ from neomx import nd
 from neomx.base import MXNetError
 from neomx.engine import EngineError, NaiveEngine, ThreadedEngine, Var
 from neomx.engine import engine as engine_impl
+from neomx.engine import threads as engine_threads
 from neomx.ndarray.ndarray import invoke
 from neomx.ops.registry import Op
 
@@ -768,11 +769,11 @@ def test_a_failure_around_the_kernel_fails_the_operation_not_the_worker():
     v, u = Var(), Var()
     eng.push(lambda: None, [], [v], mx.cpu(0), 'first')
     eng.wait_for_var(v)
-    eng.intra_op_threads = -1          # torch.set_num_threads(-1) raises before the kernel
+    eng.budget.intra_op_threads = -1          # torch.set_num_threads(-1) raises before the kernel
     eng.push(lambda: None, [], [v], mx.cpu(0), 'bad_threads')
     with pytest.raises(EngineError, match='bad_threads'):
         eng.wait_for_var(v)
-    eng.intra_op_threads = 1
+    eng.budget.intra_op_threads = 1
     eng.push(lambda: None, [], [u], mx.cpu(0), 'after')
     eng.wait_for_var(u)                # the worker still runs, and nothing hangs
     eng.shutdown()
@@ -865,7 +866,7 @@ def _probe_threads(eng, ctx):
 
 
 def test_intra_op_threads_split_between_cpu_devices(monkeypatch):
-    monkeypatch.setattr(engine_impl, 'cpu_budget', lambda: 9)
+    monkeypatch.setattr(engine_threads, 'cpu_budget', lambda: 9)
     monkeypatch.delenv('NEOMX_CPU_THREADS', raising=False)
     monkeypatch.delenv('OMP_NUM_THREADS', raising=False)
     before = torch.get_num_threads()
@@ -885,7 +886,7 @@ def test_intra_op_threads_split_between_cpu_devices(monkeypatch):
 
 
 def test_intra_op_threads_follow_omp_num_threads(monkeypatch):
-    monkeypatch.setattr(engine_impl, 'cpu_budget', lambda: 9)
+    monkeypatch.setattr(engine_threads, 'cpu_budget', lambda: 9)
     monkeypatch.delenv('NEOMX_CPU_THREADS', raising=False)
     monkeypatch.setenv('OMP_NUM_THREADS', '2')
     before = torch.get_num_threads()

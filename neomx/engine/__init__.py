@@ -12,8 +12,8 @@ import contextlib
 import os
 
 from ..base import MXNetError, env_str
-from .engine import (LIGHT_WORK, PARALLEL_WORK, EngineError, NaiveEngine, ThreadedEngine,
-                     cpu_budget)
+from .engine import EngineError, NaiveEngine, ThreadedEngine
+from .threads import LIGHT_WORK, PARALLEL_WORK, cpu_budget
 from .var import Var, track
 
 __all__ = ['Var', 'EngineError', 'ThreadedEngine', 'NaiveEngine', 'current', 'push',

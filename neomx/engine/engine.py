@@ -10,8 +10,10 @@ and share one error rule: an operation that raises marks the Vars it writes as f
 operation reading a failed Var fails with the same error without running; the error is
 raised at the next synchronisation that waits on it, naming the operator and the line that
 pushed it. The engine itself keeps working.
+
+Dependency tracking is in ``var.py``; how many threads a kernel uses, and which cores the
+process keeps to, in ``threads.py``.
 """
-import os
 import threading
 import time
 from collections import deque
@@ -19,6 +21,7 @@ from collections import deque
 import torch
 
 from ..base import MXNetError, env_int, user_line
+from .threads import INLINE_WORK, LIGHT_WORK, ThreadBudget
 from .var import pending, track
 
 __all__ = ['EngineError', 'ThreadedEngine', 'NaiveEngine']
@@ -54,54 +57,6 @@ def engine_error(name, where, exc):
     return EngineError(name, where, exc)
 
 
-def cpu_budget():
-    """Cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def local_share(cores, local_rank, local_size):
-    """The cores that process ``local_rank`` of ``local_size`` processes on one machine keeps
-    to: an equal, disjoint slice of ``cores``; None when there is nothing to split (one
-    process, or fewer cores than processes)."""
-    cores = sorted(cores)
-    if local_size is None or local_size < 2 or local_rank is None:
-        return None
-    k = len(cores) // local_size
-    if k == 0 or not 0 <= local_rank < local_size:
-        return None
-    return set(cores[local_rank * k:(local_rank + 1) * k])
-
-
-def bind_to_local_share():
-    """Pins every thread of this process to its share of the cores when it is one of several
-    processes of a job on this machine (LOCAL_RANK and LOCAL_WORLD_SIZE, set by ``neomx
-    launch`` and torchrun), so that the processes do not migrate across each other's cores
-    (two LeNet processes on two cores: 0.95x to 1.2x the throughput of unpinned ones, on a
-    noisy machine). Threads started later inherit the mask. NEOMX_CPU_AFFINITY=0 leaves the
-    affinity alone. Returns the cores, or None when nothing was pinned. Once per process: a
-    later engine (or a forked child) keeps the share taken first."""
-    if _BOUND:
-        return _BOUND[0]
-    share = None
-    if env_int('NEOMX_CPU_AFFINITY', default=1) != 0 and hasattr(os, 'sched_setaffinity'):
-        share = local_share(os.sched_getaffinity(0), env_int('LOCAL_RANK'),
-                            env_int('LOCAL_WORLD_SIZE'))
-    if share is not None:
-        for tid in os.listdir('/proc/self/task'):
-            try:
-                os.sched_setaffinity(int(tid), share)
-            except OSError:     # a thread that has just ended
-                pass
-    _BOUND.append(share)
-    return share
-
-
-_BOUND = []
-
-
 class Engine:
     """What both policies share: error bookkeeping, the torch thread budget, the profiler hook."""
     name = 'Engine'
@@ -110,29 +65,17 @@ class Engine:
         self.errors = []           # failures not yet raised by waitall
         self.tainted = False       # a failure happened: ops must check their inputs
         self.trace = None          # list of (track, op name, t0 ns, t1 ns) while profiling
-        self._cpu_devices = set()
-        self.intra_op_threads = 0
-        self.pinned = None         # the cores this process was pinned to (bind_to_local_share)
+        self.budget = ThreadBudget()    # torch's intra-op threads per CPU device in use
         self._lock = threading.Lock()   # the push lock (ThreadedEngine); run_now takes it
 
-    # -- torch's intra-op threads -------------------------------------------------------
-    def _use_device(self, ctx):
-        """Recomputes the intra-op thread count when a new CPU device comes into use: the
-        cores are shared by the CPU devices in use and never oversubscribed (two threads
-        fighting for one core run a training step several times slower than one). The Python
-        front end gets no core of its own: while the devices compute it mostly waits, and a
-        LeNet step on one device of a 2-core machine runs 1.7x faster with both cores.
-        ``NEOMX_CPU_THREADS`` (or ``OMP_NUM_THREADS``) fixes the count per device."""
-        if ctx.device_typeid == 2 or ctx.device_id in self._cpu_devices:
-            return
-        if not self._cpu_devices:
-            self.pinned = bind_to_local_share()
-        self._cpu_devices.add(ctx.device_id)
-        fixed = env_int('NEOMX_CPU_THREADS', 'OMP_NUM_THREADS')
-        n = fixed if fixed else max(1, cpu_budget() // len(self._cpu_devices))
-        if n != self.intra_op_threads:
-            self.intra_op_threads = n
-            torch.set_num_threads(n)
+    @property
+    def intra_op_threads(self):
+        return self.budget.intra_op_threads
+
+    @property
+    def pinned(self):
+        """The cores this process was pinned to (``threads.bind_to_local_share``), or None."""
+        return self.budget.pinned
 
     # -- running one operation ----------------------------------------------------------
     def execute(self, fn, reads, writes, name, where):
@@ -232,20 +175,6 @@ class Engine:
 
 
 _NEVER = float('inf')
-# Work estimates (multiply-adds, or elements touched) at which an operation stops being light
-# and starts using more than one intra-op thread. Below about 2^18 (tens of microseconds of
-# kernel time here) handing the operation to a sleeping worker, and sharing the GIL with it,
-# costs more than running it in the thread that waits for it; and waking intra-op threads
-# costs more than they would share (a batch-1 matrix-vector product runs slower on two
-# threads than on one). NEOMX_ENGINE_LIGHT_WORK changes the first.
-LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
-PARALLEL_WORK = 1 << 18
-# Below this (ATen's grain size: such a kernel runs on one thread whatever the setting), an
-# operation whose inputs and outputs have nothing pending runs at once in the pushing thread:
-# its kernel takes a few microseconds, less than queueing it and sharing the GIL with a worker
-# would cost. NEOMX_ENGINE_INLINE_WORK changes it; 0 queues every operation.
-INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
-
 
 class _Local(threading.local):
     in_worker = False
@@ -363,7 +292,7 @@ class Worker:
         try:
             # 0 while no compute worker has set the budget (copies into a device nothing has
             # computed on yet): leave torch's setting alone.
-            n = engine.intra_op_threads if work is None or work >= PARALLEL_WORK else 1
+            n = engine.budget.for_work(work)
             if n != self.threads and n:
                 self.threads = n
                 torch.set_num_threads(n)
@@ -444,7 +373,7 @@ class ThreadedEngine(Engine):
                 if w is None:
                     ctx.torch_device  # raises for a GPU this machine lacks
                     if not copy:
-                        self._use_device(ctx)
+                        self.budget.use_device(ctx)
                     w = Worker(self, ('copy:' if copy else '') + str(ctx), ctx)
                     table[ctx.key] = w
         return w
@@ -602,8 +531,8 @@ class NaiveEngine(Engine):
             ctx.torch_device
             self._seen.add(ctx)
             if not copy:
-                self._use_device(ctx)
-        n = self.intra_op_threads if work is None or work >= PARALLEL_WORK else 1
+                self.budget.use_device(ctx)
+        n = self.budget.for_work(work)
         if n != self._threads and n:
             self._threads = n
             torch.set_num_threads(n)
