@@ -50,6 +50,33 @@ def test_convolution_no_bias_and_nhwc(ctx):
                                          layout='NHWC'), ref, [x, w], ctx, grad=False)
 
 
+def test_convolution_checks_its_inputs_once_for_inference_and_kernel():
+    # shape inference and the kernel (called from compiled graphs) share one check
+    conv = registry.get('Convolution')
+    x, w = torch.ones(1, 5, 5, 3), torch.ones(4, 3, 3, 2)      # NHWC data, a wrong weight
+    with pytest.raises(mx.MXNetError) as inferred:
+        nd.Convolution(nd.ones((1, 5, 5, 3)), nd.ones((4, 3, 3, 2)), kernel=(3, 3),
+                       num_filter=4, no_bias=True, layout='NHWC')
+    with pytest.raises(mx.MXNetError) as ran:
+        conv.kernel(x, w, None, kernel=(3, 3), num_filter=4, no_bias=True, layout='NHWC')
+    assert 'weight has shape (4, 3, 3, 2), expected (4, 3, 3, 3)' in str(ran.value)
+    assert 'weight has shape (4, 3, 3, 2), expected (4, 3, 3, 3)' in str(inferred.value)
+    with pytest.raises(mx.MXNetError, match=r'Convolution: bias has shape \(3,\), expected'):
+        conv.kernel(torch.ones(1, 3, 5, 5), torch.ones(4, 3, 3, 3), torch.ones(3),
+                    kernel=(3, 3), num_filter=4)
+
+
+def test_deconvolution_adj_is_checked_by_shape_inference():
+    # as MXNet 1.9.1: infer_shape refuses adj >= stride, before anything runs
+    y = mx.sym.Deconvolution(mx.sym.var('x'), kernel=(3, 3), stride=(2, 2), adj=(2, 2),
+                             num_filter=2)
+    with pytest.raises(mx.MXNetError, match=r'adj=\(2, 2\) must be smaller than stride'):
+        y.infer_shape(x=(1, 3, 5, 5))
+    ok = mx.sym.Deconvolution(mx.sym.var('x'), kernel=(3, 3), stride=(2, 2), adj=(1, 1),
+                              num_filter=2)
+    assert ok.infer_shape(x=(1, 3, 5, 5))[1] == [(1, 2, 12, 12)]
+
+
 def test_convolution_errors_name_the_shapes():
     x = nd.ones((1, 3, 5, 5))
     with pytest.raises(mx.MXNetError, match=r'Convolution.*weight has shape \(4, 2, 3, 3\), '

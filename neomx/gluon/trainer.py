@@ -22,6 +22,7 @@ applies the same update to the same summed gradient.
 [0.0, 0.0]
 """
 import os
+from math import prod
 
 from .. import autograd, optimizer as opt
 from ..kvstore import KVStore, KVStoreBase, create as _create_kvstore
@@ -46,7 +47,7 @@ def _make_kvstore(kvstore, num_device, params):
         else:
             kv = _create_kvstore(kvstore)
             if kvstore == 'local':
-                sizes = [_numel(p.shape) for p in params]
+                sizes = [prod(p.shape or ()) for p in params]
                 if sizes and max(sizes) > 1024 * 1024 * 16:
                     update_on_kvstore = False
     else:
@@ -56,13 +57,6 @@ def _make_kvstore(kvstore, num_device, params):
     else:
         update_on_kvstore &= kv.is_capable(KVStoreBase.OPTIMIZER)
     return kv, update_on_kvstore
-
-
-def _numel(shape):
-    n = 1
-    for d in shape or ():
-        n *= d
-    return n
 
 
 class Trainer:

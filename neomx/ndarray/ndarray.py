@@ -322,10 +322,11 @@ def _spec(op, attrs, shapes, dtypes, where):
     direct = getattr(kernel, 'float_direct', None)
     if direct is not None and all(d in _FLOATS for d in dtypes):
         kernel = direct
-    return oshape, odtype, _NEVER if work is None else work, kernel
+    return oshape, odtype, _UNKNOWN_WORK if work is None else work, kernel
 
 
-_NEVER = float('inf')
+# A heavy operation without a cost rule counts as more work than any threshold: never inline.
+_UNKNOWN_WORK = float('inf')
 
 
 def _remember(specs, key, spec):

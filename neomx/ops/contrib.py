@@ -11,11 +11,7 @@ import torch.nn.functional as F
 from ..base import dtype_torch
 from .layout import dense
 from .registry import (Axis, Bool, Enum, Float, FloatOrNone, Int, IntOrNone, ShapeError, Shape,
-                       Str, register)
-
-
-def _same(attrs, shapes, dtypes):
-    return (shapes[0],), (dtypes[0],)
+                       Str, register, same_as_input)
 
 
 # -- elementwise --------------------------------------------------------------------------
@@ -25,7 +21,7 @@ def _quadratic(data, a=0.0, b=0.0, c=0.0):
     return (a * data + b) * data + c
 
 
-register('_contrib_quadratic', infer=_same, infer_attrs=(),
+register('_contrib_quadratic', infer=same_as_input, infer_attrs=(),
          attrs={'a': Float(0.0), 'b': Float(0.0), 'c': Float(0.0)})(_quadratic)
 
 
@@ -35,7 +31,7 @@ def _gradient_multiplier(data, scalar=1.0, is_int=True):
     return data.clone()
 
 
-register('_contrib_gradientmultiplier', infer=_same, infer_attrs=(),
+register('_contrib_gradientmultiplier', infer=same_as_input, infer_attrs=(),
          grad=lambda inputs, outputs, out_grads, scalar=1.0, is_int=True:
          (out_grads[0] * scalar,),
          attrs={'scalar': Float(1.0), 'is_int': Bool(True)})(_gradient_multiplier)
@@ -49,7 +45,7 @@ def _round_ste(data):
     return torch.sign(data) * torch.floor(data.abs() + 0.5)
 
 
-register('_contrib_round_ste', infer=_same, infer_attrs=(),
+register('_contrib_round_ste', infer=same_as_input, infer_attrs=(),
          grad=lambda inputs, outputs, out_grads: (out_grads[0],))(_round_ste)
 
 
@@ -59,7 +55,7 @@ def _sign_ste(data):
     return torch.sign(data)
 
 
-register('_contrib_sign_ste', infer=_same, infer_attrs=(),
+register('_contrib_sign_ste', infer=same_as_input, infer_attrs=(),
          grad=lambda inputs, outputs, out_grads: (out_grads[0],))(_sign_ste)
 
 
@@ -105,7 +101,7 @@ def _div_sqrt_dim(data):
     return data / math.sqrt(data.shape[-1])
 
 
-register('_contrib_div_sqrt_dim', infer=_same, infer_attrs=())(_div_sqrt_dim)
+register('_contrib_div_sqrt_dim', infer=same_as_input, infer_attrs=())(_div_sqrt_dim)
 
 
 def _allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=True):
@@ -135,7 +131,7 @@ def _index_copy(old_tensor, index_vector, new_tensor):
 
 
 register('_contrib_index_copy', inputs=('old_tensor', 'index_vector', 'new_tensor'),
-         infer=_same, infer_attrs=())(_index_copy)
+         infer=same_as_input, infer_attrs=())(_index_copy)
 
 
 def _index_array_rule(attrs, shapes, dtypes):

@@ -9,13 +9,9 @@ import math
 import torch
 
 from ..base import dtype_torch
-from .registry import Bool, DType, Float, Int, ShapeError, get, register
+from .registry import Bool, DType, Float, Int, ShapeError, get, register, same_as_input
 
 # -- shape rules --------------------------------------------------------------------------
-
-
-def same_as_input(attrs, shapes, dtypes):
-    return (shapes[0],), (dtypes[0],)
 
 
 def broadcast_shape(op, a, b):

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from ..base import dtype_torch
 from .layout import dense
 from .registry import (Bool, DType, Enum, Float, FloatOrNone, Int, IntOrNone, Shape,
-                       ShapeError, Str, register)
+                       ShapeError, Str, register, same_as_input)
 
 __all__ = []
 
@@ -48,10 +48,6 @@ class BoolOrNone(Bool):
         if value is None or value == 'None':
             return None
         return super().parse(value)
-
-
-def _same_shape(attrs, shapes, dtypes):
-    return (shapes[0],), (dtypes[0],)
 
 
 def _no_bias(attrs):
@@ -239,37 +235,19 @@ def _conv_fill(attrs, shapes):
     return out
 
 
-def _check_conv(op, data, weight, kernel, num_filter, num_group, layout, transposed):
-    n = len(kernel)
-    if data.dim() != n + 2:
-        raise ShapeError("%s: data must be %d-d for kernel=%s (layout %s), got shape %s"
-                         % (op, n + 2, tuple(kernel), layout or 'NC' + 'DHW'[3 - n:],
-                            tuple(data.shape)))
-    c = data.shape[1]
-    if c % num_group or num_filter % num_group:
-        raise ShapeError("%s: channels %d and num_filter %d must both be divisible by "
-                         "num_group %d" % (op, c, num_filter, num_group))
-    if transposed:
-        expected = (c, num_filter // num_group) + tuple(kernel)
-    else:
-        expected = (num_filter, c // num_group) + tuple(kernel)
-    _check_param(op, 'weight', weight.shape, expected)
-
-
 def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(), num_filter=0,
                  num_group=1, workspace=1024, no_bias=False, cudnn_tune=None, cudnn_off=False,
                  layout=None):
     """N-d convolution (1, 2 or 3 spatial axes) with MXNet's stride/dilate/pad/num_group."""
-    stride, dilate, pad = _spatial({'kernel': kernel, 'stride': stride, 'dilate': dilate,
-                                    'pad': pad}, len(kernel))
+    _, _, stride, dilate, pad = _conv_geometry(
+        'Convolution', {'kernel': kernel, 'stride': stride, 'dilate': dilate, 'pad': pad,
+                        'num_filter': num_filter, 'num_group': num_group, 'no_bias': no_bias,
+                        'layout': layout}, _shapes(data, weight, bias))
     last = _channels_last(layout)
     if last:
         data, weight = _to_first(data), _to_first(weight)
     else:
         data, weight = dense(data), dense(weight)
-    _check_conv('Convolution', data, weight, kernel, num_filter, num_group, layout, False)
-    if bias is not None and not no_bias:
-        _check_param('Convolution', 'bias', bias.shape, (num_filter,))
     out = torch.convolution(data, weight, None if no_bias else bias, stride, pad, dilate,
                             False, (0,) * len(kernel), num_group)
     return _to_last(out) if last else out
@@ -281,15 +259,21 @@ _CONV_ATTRS = {'kernel': Shape(), 'stride': Shape(()), 'dilate': Shape(()), 'pad
                'cudnn_tune': OptEnum('fastest', 'limited_workspace', 'off'),
                'cudnn_off': Bool(False), 'layout': OptEnum(*_LAYOUTS)}
 
+def _shapes(*tensors):
+    return [None if t is None else tuple(t.shape) for t in tensors]
+
+
 def _conv_geometry(op, attrs, shapes):
-    """(data shape channels-first, kernel, stride, dilate, pad) after checking the weight."""
+    """(data shape channels-first, kernel, stride, dilate, pad) after checking the data's rank,
+    the channels against num_group, the weight's and the bias's shapes: the one check of
+    Convolution's and Deconvolution's inputs, made by shape inference and by the kernels."""
     kernel = tuple(attrs['kernel'])
     n = len(kernel)
     data = tuple(shapes[0])
     layout = attrs['layout']
     if len(data) != n + 2:
-        raise ShapeError("%s: data must be %d-d for kernel=%s, got shape %s"
-                         % (op, n + 2, kernel, data))
+        raise ShapeError("%s: data must be %d-d for kernel=%s (layout %s), got shape %s"
+                         % (op, n + 2, kernel, layout or 'NC' + 'DHW'[3 - n:], data))
     if _channels_last(layout):
         data = (data[0], data[-1]) + data[1:-1]
     c, f, g = data[1], attrs['num_filter'], attrs['num_group']
@@ -362,9 +346,13 @@ def _deconv_pad(attrs, in_spatial):
             total = full - t
             adjs.append(total % 2)
             pads.append((total + 1) // 2)
-        return stride, dilate, tuple(pads), tuple(adjs)
-    if len(adj) != len(kernel):
+        pad, adj = tuple(pads), tuple(adjs)
+    elif len(adj) != len(kernel):
         raise ShapeError("Deconvolution: adj=%s does not match kernel=%s" % (adj, kernel))
+    for a, s, d in zip(adj, stride, dilate):
+        if a >= max(s, d):
+            raise ShapeError("Deconvolution: adj=%s must be smaller than stride=%s or dilate=%s"
+                             % (adj, stride, dilate))
     return stride, dilate, pad, adj
 
 
@@ -372,19 +360,16 @@ def _deconvolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad
                    target_shape=(), num_filter=0, num_group=1, workspace=512, no_bias=True,
                    cudnn_tune=None, cudnn_off=False, layout=None):
     """Transposed convolution: the gradient of Convolution with respect to its data."""
+    attrs = {'kernel': kernel, 'stride': stride, 'dilate': dilate, 'pad': pad, 'adj': adj,
+             'target_shape': target_shape, 'num_filter': num_filter, 'num_group': num_group,
+             'no_bias': no_bias, 'layout': layout}
+    first = _conv_geometry('Deconvolution', attrs, _shapes(data, weight, bias))[0]
+    stride, dilate, pad, adj = _deconv_pad(attrs, first[2:])
     last = _channels_last(layout)
     if last:
         data, weight = _to_first(data), _to_first(weight)
     else:
         data, weight = dense(data), dense(weight)
-    _check_conv('Deconvolution', data, weight, kernel, num_filter, num_group, layout, True)
-    stride, dilate, pad, adj = _deconv_pad(
-        {'kernel': kernel, 'stride': stride, 'dilate': dilate, 'pad': pad, 'adj': adj,
-         'target_shape': target_shape}, tuple(data.shape[2:]))
-    for a, s, d in zip(adj, stride, dilate):
-        if a >= max(s, d):
-            raise ShapeError("Deconvolution: adj=%s must be smaller than stride=%s or dilate=%s"
-                             % (adj, stride, dilate))
     out = torch.convolution(data, weight, None if no_bias else bias, stride, pad, dilate, True,
                             adj, num_group)
     return _to_last(out) if last else out
@@ -631,7 +616,7 @@ def _act_lower(attrs, shapes, dtypes):
     return None if call is None else (call, {})
 
 
-register('Activation', infer=_same_shape, infer_attrs=(), lower=_act_lower,
+register('Activation', infer=same_as_input, infer_attrs=(), lower=_act_lower,
          attrs={'act_type': Enum(*_ACT)})(_activation)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -682,7 +667,7 @@ def _leaky_relu(data, gamma=None, act_type='leaky', slope=0.25, lower_bound=0.12
 
 register('LeakyReLU', inputs=('data', 'gamma'), rng=True, train=True, fill=_leaky_fill,
          drop_inputs=lambda attrs: () if attrs['act_type'] == 'prelu' else ('gamma',),
-         infer=_same_shape, infer_attrs=(),
+         infer=same_as_input, infer_attrs=(),
          attrs={'act_type': Enum('elu', 'gelu', 'leaky', 'prelu', 'rrelu', 'selu',
                                  default='leaky'),
                 'slope': Float(0.25), 'lower_bound': Float(0.125),
@@ -741,7 +726,7 @@ def _softmax_activation(data, mode='instance'):
     return torch.softmax(data, dim=-1)
 
 
-register('SoftmaxActivation', infer=_same_shape,
+register('SoftmaxActivation', infer=same_as_input,
          attrs={'mode': Enum('channel', 'instance', default='instance')})(_softmax_activation)
 
 
@@ -823,7 +808,7 @@ def _softmax_output_fill(attrs, shapes):
     return out
 
 
-register('SoftmaxOutput', inputs=('data', 'label'), aliases=('Softmax',), infer=_same_shape,
+register('SoftmaxOutput', inputs=('data', 'label'), aliases=('Softmax',), infer=same_as_input,
          grad=_softmax_output_grad, fill=_softmax_output_fill,
          attrs={'grad_scale': Float(1.0), 'ignore_label': Float(-1.0),
                 'multi_output': Bool(False), 'use_ignore': Bool(False),
@@ -892,7 +877,7 @@ def _svm_output_grad(inputs, outputs, out_grads, margin=1.0, regularization_coef
     return (g * regularization_coefficient).reshape(data.shape), None
 
 
-register('SVMOutput', inputs=('data', 'label'), infer=_same_shape, infer_attrs=(),
+register('SVMOutput', inputs=('data', 'label'), infer=same_as_input, infer_attrs=(),
          grad=_svm_output_grad,
          fill=lambda attrs, shapes: [shapes[0], shapes[1] if shapes[1] else
                                      (tuple(shapes[0][:1]) if shapes[0] else None)],
@@ -916,7 +901,7 @@ def _l2_normalization(data, eps=1e-10, mode='instance'):
     return data / norm
 
 
-register('L2Normalization', infer=_same_shape, infer_attrs=(),
+register('L2Normalization', infer=same_as_input, infer_attrs=(),
          attrs={'eps': Float(1e-10),
                 'mode': Enum('channel', 'instance', 'spatial', default='instance')})(
     _l2_normalization)
@@ -1003,7 +988,7 @@ def _make_loss_grad(inputs, outputs, out_grads, grad_scale=1.0, valid_thresh=0.0
     return (torch.full_like(data, scale),)
 
 
-register('MakeLoss', infer=_same_shape, grad=_make_loss_grad,
+register('MakeLoss', infer=same_as_input, grad=_make_loss_grad,
          attrs={'grad_scale': Float(1.0), 'valid_thresh': Float(0.0),
                 'normalization': Enum('batch', 'null', 'valid', default='null')})(_make_loss)
 
@@ -1012,7 +997,7 @@ def _make_loss_plain(data):
     return data.clone()
 
 
-register('make_loss', infer=_same_shape, infer_attrs=(), fluent=True,
+register('make_loss', infer=same_as_input, infer_attrs=(), fluent=True,
          grad=lambda inputs, outputs, out_grads: (torch.ones_like(inputs[0]),))(_make_loss_plain)
 
 
@@ -1198,7 +1183,7 @@ def _instance_norm(data, gamma, beta, eps=1e-3):
     return (data - mean) * torch.rsqrt(var + eps) * gamma.reshape(shape) + beta.reshape(shape)
 
 
-register('InstanceNorm', inputs=('data', 'gamma', 'beta'), infer=_same_shape,
+register('InstanceNorm', inputs=('data', 'gamma', 'beta'), infer=same_as_input,
          fill=_norm_fill(lambda attrs, data: data[1]),
          attrs={'eps': Float(1e-3)})(_instance_norm)
 
@@ -1236,7 +1221,7 @@ def _lrn(data, alpha=1e-4, beta=0.75, knorm=2.0, nsize=1):
     return F.local_response_norm(dense(data), nsize, alpha, beta, knorm)
 
 
-register('LRN', infer=_same_shape,
+register('LRN', infer=same_as_input,
          attrs={'alpha': Float(1e-4), 'beta': Float(0.75), 'knorm': Float(2.0),
                 'nsize': Int()})(_lrn)
 

@@ -14,7 +14,7 @@ clipping when ``clip_gradient <= 0``).
 """
 import torch
 
-from .elemwise import same_as_input
+from .registry import same_as_input
 from .registry import Bool, Float, Int, register
 
 __all__ = []

@@ -318,7 +318,7 @@ class Op:
             parser = self.attrs.get(key)
             if parser is None:
                 continue
-            if parser.default is not REQUIRED and _same(value, parser.default):
+            if parser.default is not REQUIRED and _is_default(value, parser.default):
                 continue
             out[key] = 'None' if value is None else parser.format(value)
         return out
@@ -403,10 +403,17 @@ class Op:
         return _infer_on_meta(self, attrs, shapes, dtypes)
 
 
-def _same(a, b):
-    if isinstance(a, float) or isinstance(b, float):
-        return a == b
-    return type(a) is type(b) and a == b
+def _is_default(value, default):
+    """Whether an attribute's value is its default as MXNet's JSON writes it: numbers by value
+    (1 and 1.0 alike), anything else by value and type (True is not 1)."""
+    if isinstance(value, float) or isinstance(default, float):
+        return value == default
+    return type(value) is type(default) and value == default
+
+
+def same_as_input(attrs, shapes, dtypes):
+    """The shape rule of operators whose one output has their first input's shape and dtype."""
+    return (shapes[0],), (dtypes[0],)
 
 
 def _infer_on_meta(op, attrs, shapes, dtypes):

@@ -131,7 +131,7 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
             args.pop()
         defaults = _kernel_defaults(op)
         kw = ['%s=%s' % (k, _literal(v, glb, names)) for k, v in node.attrs.items()
-              if not (k in defaults and _same(defaults[k], v))]
+              if not (k in defaults and _is_kernel_default(v, defaults[k]))]
         kw += ['%s=%s' % kv for kv in
                op.kernel_kwargs('device', repr(bool(is_train)), 'generator').items()]
         call = None
@@ -211,8 +211,10 @@ def _kernel_defaults(op):
     return d
 
 
-def _same(a, b):
-    return type(a) is type(b) and a == b
+def _is_kernel_default(value, default):
+    # By type as well as value: a float 0.0 where the kernel's default is the int 0 is passed,
+    # as torch takes a result's dtype from such numbers.
+    return type(value) is type(default) and value == default
 
 
 def _kernel_outputs(node, inferred):
