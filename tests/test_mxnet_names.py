@@ -195,3 +195,16 @@ def test_ndarray_module_names():
     from neomx.ndarray import ndarray
     assert ndarray.py_slice is slice
     assert ndarray._STORAGE_TYPE_STR_TO_ID['row_sparse'] == 1
+
+
+def test_fluent_methods_are_mxnets_list():
+    # MXNet 1.9.1's NDArray and Symbol have these methods and not the other unary operators
+    x, s = mx.nd.ones((2, 3)), mx.sym.var('x')
+    for name in ('argmax_channel', 'shape_array', 'broadcast_like', 'pad', 'flip', 'swapaxes',
+                 'split', 'flatten', 'zeros_like', 'softmin', 'relu'):
+        assert callable(getattr(x, name)) and callable(getattr(s, name)), name
+    for name in ('erf', 'negative', 'softsign', 'make_loss', 'sum_axis', 'reverse', 'crop',
+                 'hard_sigmoid', 'SwapAxis'):
+        assert not hasattr(x, name) and not hasattr(s, name), name
+    assert x.swapaxes(0, 1).shape == (3, 2)
+    assert x.argmax_channel().asnumpy().tolist() == [0, 0]

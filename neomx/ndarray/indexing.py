@@ -205,9 +205,9 @@ def _advanced_kernel(data, *indices, key):
     return out.reshape(1) if out.dim() == 0 else out
 
 
-register('_getitem', attrs={'key': Any()}, view=True, hidden=True)(_getitem_kernel)
-register('_advanced_getitem', inputs=('data', '*index'), attrs={'key': Any()}, view=True,
-         hidden=True)(_advanced_kernel)
+register('_getitem', attrs={'key': Any()}, view=True)(_getitem_kernel)
+register('_advanced_getitem', inputs=('data', '*index'), attrs={'key': Any()},
+         view=True)(_advanced_kernel)
 
 
 def setitem(x, key, value):

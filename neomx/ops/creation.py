@@ -305,7 +305,7 @@ def _unique_zipfian_rule(attrs, shapes, dtypes):
 
 
 register('_sample_unique_zipfian', inputs=(), rng=True, creation=True, num_outputs=2,
-         infer=_unique_zipfian_rule, hidden=True,
+         infer=_unique_zipfian_rule,
          attrs={'range_max': Int(), 'shape': Shape(())})(_sample_unique_zipfian)
 
 

@@ -294,7 +294,7 @@ _UNARY = {
 }
 
 for _name, _f in _UNARY.items():
-    register(_name, inputs=('data',), infer=same_as_input, infer_attrs=(), fluent=True)(
+    register(_name, inputs=('data',), infer=same_as_input, infer_attrs=())(
         _unary(_f, _name))
 
 
@@ -303,7 +303,7 @@ def _hard_sigmoid(data, alpha, beta):
     return torch.clamp(data * alpha + beta, 0.0, 1.0)
 
 
-register('hard_sigmoid', infer=same_as_input, infer_attrs=(), fluent=True,
+register('hard_sigmoid', infer=same_as_input, infer_attrs=(),
          attrs={'alpha': Float(0.2), 'beta': Float(0.5)})(_hard_sigmoid)
 
 
@@ -331,8 +331,7 @@ def _same_as_rhs(attrs, shapes, out_shapes=None):
 
 
 register('_identity_with_attr_like_rhs', inputs=('lhs', 'rhs'), infer=same_as_input,
-         infer_attrs=(), fill=_same_as_rhs, back=_same_as_rhs,
-         hidden=True)(_identity_with_attr_like_rhs)
+         infer_attrs=(), fill=_same_as_rhs, back=_same_as_rhs)(_identity_with_attr_like_rhs)
 
 
 def _detach(data):
@@ -360,10 +359,8 @@ def _ones_like(data):
     return torch.ones_like(data)
 
 
-register('zeros_like', inputs=('data',), infer=same_as_input, infer_attrs=(),
-         fluent=True)(_zeros_like)
-register('ones_like', inputs=('data',), infer=same_as_input, infer_attrs=(),
-         fluent=True)(_ones_like)
+register('zeros_like', inputs=('data',), infer=same_as_input, infer_attrs=())(_zeros_like)
+register('ones_like', inputs=('data',), infer=same_as_input, infer_attrs=())(_ones_like)
 
 
 def _clip(data, a_min, a_max):
@@ -371,7 +368,7 @@ def _clip(data, a_min, a_max):
 
 
 register('clip', inputs=('data',), attrs={'a_min': Float(), 'a_max': Float()},
-         infer=same_as_input, infer_attrs=(), fluent=True)(_clip)
+         infer=same_as_input, infer_attrs=())(_clip)
 
 
 def _add_n(*args, num_args=0):

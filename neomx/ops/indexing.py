@@ -48,7 +48,7 @@ def _take(a, indices, axis, mode):
     return out.reshape(tuple(a.shape[:axis]) + tuple(indices.shape) + tuple(a.shape[axis + 1:]))
 
 
-register('take', inputs=('a', 'indices'), fluent=True,
+register('take', inputs=('a', 'indices'),
          attrs={'axis': Int(0), 'mode': _MODE})(_take)
 
 
@@ -94,7 +94,7 @@ def _pick_rule(attrs, shapes, dtypes):
     return (out,), (dtypes[0],)
 
 
-register('pick', inputs=('data', 'index'), fluent=True, infer=_pick_rule,
+register('pick', inputs=('data', 'index'), infer=_pick_rule,
          infer_attrs=('axis', 'keepdims'),
          attrs={'axis': IntOrNone(-1), 'keepdims': Bool(False), 'mode': _MODE})(_pick)
 
@@ -116,7 +116,7 @@ def _one_hot_rule(attrs, shapes, dtypes):
     return (tuple(shapes[0]) + (attrs['depth'],),), (attrs['dtype'],)
 
 
-register('one_hot', inputs=('indices',), fluent=True, infer=_one_hot_rule,
+register('one_hot', inputs=('indices',), infer=_one_hot_rule,
          attrs={'depth': Int(), 'on_value': Float(1.0), 'off_value': Float(0.0),
                 'dtype': DType('float32')})(_one_hot)
 
@@ -216,7 +216,7 @@ def _sort_rule(attrs, shapes, dtypes):
     return (shape,), (attrs.get('dtype') or dtypes[0],)
 
 
-register('topk', fluent=True, infer=_topk_rule,
+register('topk', infer=_topk_rule,
          num_outputs=lambda attrs: 2 if attrs['ret_typ'] == 'both' else 1,
          attrs={'axis': IntOrNone(-1), 'k': Int(1),
                 'ret_typ': Enum('value', 'indices', 'mask', 'both', default='indices'),
@@ -229,7 +229,7 @@ def _sort(data, axis, is_ascend):
     return torch.sort(x, dim=ax, descending=not is_ascend, stable=True)[0]
 
 
-register('sort', fluent=True, infer=_sort_rule, attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True)})(_sort)
+register('sort', infer=_sort_rule, attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True)})(_sort)
 
 
 def _argsort(data, axis, is_ascend, dtype):
@@ -239,7 +239,7 @@ def _argsort(data, axis, is_ascend, dtype):
     return idx.to(dtype_torch(dtype))
 
 
-register('argsort', fluent=True, infer=_sort_rule,
+register('argsort', infer=_sort_rule,
          attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True), 'dtype': DType('float32')})(
     _argsort)
 

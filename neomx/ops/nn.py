@@ -712,10 +712,10 @@ def _softmax_infer(attrs, shapes, dtypes):
     return (data,), (attrs['dtype'] or dtypes[0],)
 
 
-register('softmax', inputs=('data', 'length'), fluent=True, attrs=_SOFTMAX, infer=_softmax_infer,
+register('softmax', inputs=('data', 'length'), attrs=_SOFTMAX, infer=_softmax_infer,
          drop_inputs=lambda attrs: () if attrs['use_length'] else ('length',))(
     _softmax_like(torch.softmax, 0.0))
-register('log_softmax', fluent=True, attrs=_SOFTMAX, infer=_softmax_infer)(_log_softmax)
+register('log_softmax', attrs=_SOFTMAX, infer=_softmax_infer)(_log_softmax)
 
 
 def _softmax_activation(data, mode='instance'):
@@ -997,7 +997,7 @@ def _make_loss_plain(data):
     return data.clone()
 
 
-register('make_loss', infer=same_as_input, infer_attrs=(), fluent=True,
+register('make_loss', infer=same_as_input, infer_attrs=(),
          grad=lambda inputs, outputs, out_grads: (torch.ones_like(inputs[0]),))(_make_loss_plain)
 
 

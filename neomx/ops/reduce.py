@@ -114,7 +114,7 @@ _REDUCE_ATTRS = {'axis': Axis(None), 'keepdims': Bool(False), 'exclude': Bool(Fa
 for _name, _f, _aliases in (('sum', _sum, ('sum_axis',)), ('mean', _mean, ()),
                             ('prod', _prod, ()), ('nansum', _nansum, ()),
                             ('nanprod', _nanprod, ())):
-    register(_name, fluent=True, attrs=_REDUCE_ATTRS, aliases=_aliases, infer=_reduce_rule)(
+    register(_name, attrs=_REDUCE_ATTRS, aliases=_aliases, infer=_reduce_rule)(
         _reducer(_f, _name))
 
 # MXNet's sum of squares (a kernel of its own there for row_sparse inputs; the same values)
@@ -133,9 +133,9 @@ def _extreme_rule(attrs, shapes, dtypes):
     return _reduce_rule(attrs, shapes, dtypes)
 
 
-register('max', fluent=True, attrs=_REDUCE_ATTRS, aliases=('max_axis',), grad=_extreme_grad,
+register('max', attrs=_REDUCE_ATTRS, aliases=('max_axis',), grad=_extreme_grad,
          infer=_extreme_rule)(_reducer(lambda x, axes, k: torch.amax(x, dim=axes, keepdim=k), 'max'))
-register('min', fluent=True, attrs=_REDUCE_ATTRS, aliases=('min_axis',), grad=_extreme_grad,
+register('min', attrs=_REDUCE_ATTRS, aliases=('min_axis',), grad=_extreme_grad,
          infer=_extreme_rule)(_reducer(lambda x, axes, k: torch.amin(x, dim=axes, keepdim=k), 'min'))
 
 
@@ -168,8 +168,8 @@ def _arg_rule(attrs, shapes, dtypes):
 
 _ARG_ATTRS = {'axis': IntOrNone(None), 'keepdims': Bool(False)}
 _argmax = _arg(lambda x, a, k: torch.argmax(x, dim=a, keepdim=k), 'argmax')
-register('argmax', fluent=True, attrs=_ARG_ATTRS, infer=_arg_rule)(_argmax)
-register('argmin', fluent=True, attrs=_ARG_ATTRS, infer=_arg_rule)(
+register('argmax', attrs=_ARG_ATTRS, infer=_arg_rule)(_argmax)
+register('argmin', attrs=_ARG_ATTRS, infer=_arg_rule)(
     _arg(lambda x, a, k: torch.argmin(x, dim=a, keepdim=k), 'argmin'))
 
 
@@ -197,7 +197,7 @@ def _norm(data, ord, axis, out_dtype, keepdims):
     return _finish(out, dtype_torch(out_dtype) if out_dtype else data.dtype)
 
 
-register('norm', fluent=True, infer=_norm_rule,
+register('norm', infer=_norm_rule,
          attrs={'ord': Int(2), 'axis': Axis(None),
                 'out_dtype': Enum('float16', 'float32', 'float64', 'int32', 'int64', 'int8',
                                   default=None),
@@ -241,7 +241,7 @@ def _softmin_rule(attrs, shapes, dtypes):
     return (shapes[0],), (attrs['dtype'] or dtypes[0],)
 
 
-register('softmin', fluent=True, infer=_softmin_rule,
+register('softmin', infer=_softmin_rule,
          attrs={'axis': Int(-1), 'temperature': FloatOrNone(None), 'dtype': DType(None),
                 'use_length': Bool(False)})(_softmin)
 

@@ -221,9 +221,9 @@ class Op:
 
     def __init__(self, name, kernel, inputs=('data',), attrs=None, aliases=(), num_outputs=1,
                  output_names=None, infer=None, infer_attrs=None, fill=None, mutate=(),
-                 drop_inputs=None, rng=False, train=False, creation=False, copy=False,
-                 view=False, grad=None, fluent=False, doc=None, key_var_num_args=None,
-                 hidden=False, heavy=False, lower=None, cost=None, back=None):
+                 drop_inputs=None, rng=False, train=False, creation=False, view=False,
+                 grad=None, doc=None, key_var_num_args=None, heavy=False, lower=None, cost=None,
+                 back=None):
         self.name = name
         self.kernel = kernel
         self.inputs = (inputs,) if isinstance(inputs, str) else tuple(inputs)
@@ -242,12 +242,9 @@ class Op:
         self.rng = rng
         self.train = train
         self.creation = creation
-        self.copy = copy
         self.view = view
         self.grad = grad
-        self.fluent = fluent
         self.key_var_num_args = key_var_num_args
-        self.hidden = hidden
         self.heavy = heavy      # much more work than its element count says (dot, convolution)
         # For the code generator: ``lower(attrs, in_shapes, in_dtypes)`` gives (a format string
         # over the input expressions, {name: object} it uses) calling torch directly for these

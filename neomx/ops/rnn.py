@@ -338,5 +338,5 @@ def _param_concat_back(attrs, in_shapes, out_shapes):
 # The packed vector of Gluon's recurrent layers: a Concat that also tells the pieces of
 # unknown size from the vector's (so a layer's input size is inferred from the data).
 register('_rnn_param_concat', inputs=('*data',), key_var_num_args='num_args',
-         infer=_concat_rule, back=_param_concat_back, hidden=True,
+         infer=_concat_rule, back=_param_concat_back,
          attrs={'num_args': Int(0), 'dim': Int(1)})(_concat)

@@ -133,7 +133,7 @@ def _reshape_back(attrs, in_shapes, out_shapes):
     return [tuple(d or prod(out) // rest for d in src)] + list(in_shapes[1:])
 
 
-register('Reshape', aliases=('reshape',), view=True, infer=_reshape_rule, fluent=True,
+register('Reshape', aliases=('reshape',), view=True, infer=_reshape_rule,
          back=_reshape_back,
          attrs={'shape': Shape(()), 'reverse': Bool(False), 'target_shape': Shape(()),
                 'keep_highest': Bool(False)})(_reshape)
@@ -204,7 +204,7 @@ def _transpose_back(attrs, in_shapes, out_shapes):
     return [tuple(src)] + list(in_shapes[1:])
 
 
-register('transpose', view=True, fluent=True, infer=_transpose_rule, back=_transpose_back,
+register('transpose', view=True, infer=_transpose_rule, back=_transpose_back,
          attrs={'axes': Shape(())})(_transpose)
 
 
@@ -218,7 +218,7 @@ def _expand_dims_rule(attrs, shapes, dtypes):
     return (shape[:axis] + (1,) + shape[axis:],), (dtypes[0],)
 
 
-register('expand_dims', view=True, fluent=True, infer=_expand_dims_rule,
+register('expand_dims', view=True, infer=_expand_dims_rule,
          attrs={'axis': Int()})(_expand_dims)
 
 
@@ -248,7 +248,7 @@ def _squeeze_rule(attrs, shapes, dtypes):
     return (out or (1,),), (dtypes[0],)
 
 
-register('squeeze', view=True, fluent=True, infer=_squeeze_rule,
+register('squeeze', view=True, infer=_squeeze_rule,
          attrs={'axis': Axis(None)})(_squeeze)
 
 
@@ -256,7 +256,7 @@ def _flatten(data):
     return data.reshape(data.shape[0], -1) if data.dim() else data.reshape(1, 1)
 
 
-register('Flatten', aliases=('flatten',), view=True, fluent=True)(_flatten)
+register('Flatten', aliases=('flatten',), view=True)(_flatten)
 
 
 def _concat(*data, dim, num_args):
@@ -354,7 +354,7 @@ def _split_back(attrs, in_shapes, out_shapes):
     return [tuple(d or w for d, w in zip(data, whole))]
 
 
-register('SliceChannel', aliases=('split',), view=True, fluent=True, back=_split_back,
+register('SliceChannel', aliases=('split',), view=True, back=_split_back,
          num_outputs=lambda attrs: attrs['num_outputs'],
          attrs={'num_outputs': Int(), 'axis': Int(1), 'squeeze_axis': Bool(False)})(_split)
 
@@ -413,7 +413,7 @@ def _slice(data, begin, end, step):
     return out
 
 
-register('slice', aliases=('crop',), view=True, fluent=True,
+register('slice', aliases=('crop',), view=True,
          attrs={'begin': Shape(allow_none=True), 'end': Shape(allow_none=True),
                 'step': Shape((), allow_none=True)})(_slice)
 
@@ -466,7 +466,7 @@ def _slice_axis(data, axis, begin, end):
     return data.narrow(axis, b, e - b)
 
 
-register('slice_axis', view=True, fluent=True,
+register('slice_axis', view=True,
          attrs={'axis': Int(), 'begin': Int(), 'end': IntOrNone()})(_slice_axis)
 
 
@@ -512,7 +512,7 @@ def _tile_rule(attrs, shapes, dtypes):
     return (tuple(d * r for d, r in zip(shape, reps)),), (dtypes[0],)
 
 
-register('tile', fluent=True, infer=_tile_rule, attrs={'reps': Shape()})(_tile)
+register('tile', infer=_tile_rule, attrs={'reps': Shape()})(_tile)
 
 
 def _repeat(data, repeats, axis):
@@ -521,7 +521,7 @@ def _repeat(data, repeats, axis):
     return data.repeat_interleave(repeats, dim=_norm_axis(axis, data.dim()))
 
 
-register('repeat', fluent=True, attrs={'repeats': Int(), 'axis': IntOrNone(None)})(_repeat)
+register('repeat', attrs={'repeats': Int(), 'axis': IntOrNone(None)})(_repeat)
 
 
 def _flip(data, axis):
@@ -536,7 +536,7 @@ def _flip_rule(attrs, shapes, dtypes):
     return (shapes[0],), (dtypes[0],)
 
 
-register('reverse', aliases=('flip',), fluent=True, infer=_flip_rule,
+register('reverse', aliases=('flip',), infer=_flip_rule,
          attrs={'axis': Axis()})(_flip)
 
 
@@ -544,7 +544,7 @@ def _swapaxes(data, dim1, dim2):
     return data.transpose(_norm_axis(dim1, data.dim()), _norm_axis(dim2, data.dim()))
 
 
-register('SwapAxis', aliases=('swapaxes',), view=True, fluent=True,
+register('SwapAxis', aliases=('swapaxes',), view=True,
          attrs={'dim1': Int(0), 'dim2': Int(0)})(_swapaxes)
 
 
@@ -560,7 +560,7 @@ def _broadcast_to(data, shape):
     return data.expand(target)
 
 
-register('broadcast_to', view=True, fluent=True, attrs={'shape': Shape()})(_broadcast_to)
+register('broadcast_to', view=True, attrs={'shape': Shape()})(_broadcast_to)
 
 
 def _broadcast_like(lhs, rhs, lhs_axes=None, rhs_axes=None):
@@ -589,7 +589,7 @@ def _broadcast_axis(data, axis, size):
     return data.expand(target)
 
 
-register('broadcast_axis', aliases=('broadcast_axes',), view=True, fluent=True,
+register('broadcast_axis', aliases=('broadcast_axes',), view=True,
          attrs={'axis': Shape(()), 'size': Shape(())})(_broadcast_axis)
 
 
@@ -677,8 +677,8 @@ def _nchw(data, name):
     return data.shape
 
 
-register('depth_to_space', fluent=True, attrs={'block_size': Int()})(_depth_to_space)
-register('space_to_depth', fluent=True, attrs={'block_size': Int()})(_space_to_depth)
+register('depth_to_space', attrs={'block_size': Int()})(_depth_to_space)
+register('space_to_depth', attrs={'block_size': Int()})(_space_to_depth)
 
 
 def _diag(data, k, axis1, axis2):
@@ -712,7 +712,7 @@ def _diag_rule(attrs, shapes, dtypes):
     return (rest + (n,),), (dtypes[0],)
 
 
-register('diag', view=True, fluent=True, infer=_diag_rule,
+register('diag', view=True, infer=_diag_rule,
          attrs={'k': Int(0), 'axis1': Int(0), 'axis2': Int(1)})(_diag)
 
 
