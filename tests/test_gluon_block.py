@@ -191,9 +191,8 @@ def test_hybridize_sets_active_recursively_and_dispatches(monkeypatch):
     assert ('static_alloc', True) in net._flags
     calls = []
     from neomx.gluon import _hybrid
-    real = _hybrid.call_cached_op
-    monkeypatch.setattr(_hybrid, 'call_cached_op',
-                        lambda block, *args: calls.append(block) or real(block, *args))
+    real = _hybrid.cache_of
+    monkeypatch.setattr(_hybrid, 'cache_of', lambda block: calls.append(block) or real(block))
     y = net(nd.ones((4, 2)))
     assert calls == [net] and y.shape == (4, 1)
     net.hybridize(False)

@@ -260,7 +260,7 @@ def test_generated_code_is_readable_and_in_tracebacks():
     # FullyConnected lowers to a direct torch call for 2-d data (the registry's ``lower``).
     assert '_linear(data, ' in src and 'return (' in src
     assert '# (2, 16) float32' in src
-    code = _hybrid._cache(net).last.program.code
+    code = _hybrid.cache_of(net).last.program.code
     assert linecache.getline(code.filename, 2).strip().startswith('def ')
     import torch
     try:        # wrong shapes straight into the generated function: the error is inside it
@@ -333,7 +333,7 @@ def test_cuda_graph_replay_matches_eager():
     net.hybridize(static_alloc=True, static_shape=True)
     for _ in range(3):
         np.testing.assert_allclose(net(x).asnumpy(), ref, rtol=1e-5, atol=1e-6)
-    assert _hybrid._cache(net).last.program.replay is not None
+    assert _hybrid.cache_of(net).last.program.replay is not None
     x2 = nd.random.normal(shape=(4, 5), ctx=ctx)
     net.hybridize(False)
     ref2 = net(x2).asnumpy()

@@ -25,8 +25,8 @@ from ..symbol.graph import Graph, Subgraph, monitor_input_names
 from ..util import is_np_shape, np_shape
 from .parameter import _EPOCH, DeferredInitializationError
 
-__all__ = ['call_cached_op', 'symbolic_call', 'trace', 'export', 'hybridized_code', 'clear',
-           'flatten', 'regroup', 'infer_param_shapes']
+__all__ = ['call_cached_op', 'cache_of', 'symbolic_call', 'trace', 'export', 'hybridized_code',
+           'clear', 'flatten', 'regroup', 'infer_param_shapes']
 
 
 # -- nested inputs and outputs (MXNet's _flatten/_regroup) ------------------------------------
@@ -515,7 +515,9 @@ def _check_call_inputs(data):
                          'only supports one input context. Find all contexts = {}'.format(ctxs))
 
 
-def _cache(block):
+def cache_of(block):
+    """The block's HybridCache, made on first use; calling it with the inputs runs the
+    hybridized block."""
     c = block.__dict__.get('_hybrid_cache')
     if c is None:
         c = block.__dict__['_hybrid_cache'] = HybridCache(block)
@@ -529,7 +531,7 @@ def clear(block):
 
 def call_cached_op(block, x, *args):
     """The call of a hybridized block (see the module docstring)."""
-    return _cache(block)((x,) + args)
+    return cache_of(block)((x,) + args)
 
 
 # -- reading the generated code, exporting ----------------------------------------------------

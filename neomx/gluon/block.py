@@ -545,6 +545,16 @@ def _input_kinds(args):
     return has_sym, has_nd, ctxs, first
 
 
+_MIXED_INPUTS = ('In HybridBlock, we do not support mixed NDArrays and Symbols types for the '
+                 'input. Please check the type of the args.\n')
+
+
+def _is_current(ctx):
+    """Whether ``ctx`` is the current context already (no switch needed)."""
+    cur = current_context()
+    return cur is ctx or cur == ctx
+
+
 class DeferredShapeError(MXNetError, ValueError):
     """A deferred initialisation whose parameter shapes cannot be inferred from the inputs:
     a ValueError, as MXNet raises it, and an MXNetError naming the parameter."""
@@ -730,48 +740,50 @@ class HybridBlock(Block):
     def forward(self, x, *args):
         """Runs ``hybrid_forward`` with ``F = neomx.nd`` on NDArrays (through the compiled
         graph once hybridized) or with ``F = neomx.sym`` on Symbols."""
-        if isinstance(x, NDArray):
-            ctx = x._ctx
-            cur = current_context()
-            here = cur is ctx or cur == ctx     # no context switch needed
-            if self._active and mode.tracing is None:
-                if here:
-                    cache = self.__dict__.get('_hybrid_cache')     # the per-call hot path
-                    if cache is not None:
-                        return cache((x,) + args)
-                    return _hybrid.call_cached_op(self, x, *args)
-                with ctx:
-                    return _hybrid.call_cached_op(self, x, *args)
-            if args and _input_kinds(args)[0]:
-                raise ValueError('In HybridBlock, we do not support mixed NDArrays and Symbols '
-                                 'types for the input. Please check the type of the args.\n')
-            params = self._pcache.get(ctx) if self._pcache_epoch == _EPOCH[0] else None
-            if params is None:
-                params = self._params_on(ctx, (x,) + args)
-            if here:
-                return self.hybrid_forward(ndarray, x, *args, **params)
-            with ctx:
-                return self.hybrid_forward(ndarray, x, *args, **params)
-        has_sym, has_nd, ctxs, first = _input_kinds((x,) + args)
-        if has_sym and has_nd:
-            raise ValueError('In HybridBlock, we do not support mixed NDArrays and Symbols types '
-                             'for the input. Please check the type of the args.\n')
-        if has_sym:
+        # An NDArray first is the per-call hot path: no walk over the other inputs.
+        ctx = x._ctx if isinstance(x, NDArray) else self._input_context((x,) + args)
+        if ctx is None:
             return _hybrid.symbolic_call(self, x, *args)
+        if self._active and mode.tracing is None:
+            return self._call_compiled(ctx, (x,) + args)
+        return self._call_imperatively(ctx, (x,) + args)
+
+    def _input_context(self, inputs):
+        """The context of the first NDArray among the nested ``inputs``, or None when they
+        are Symbols. Both kinds, neither, or several contexts for a compiled call are errors."""
+        has_sym, has_nd, ctxs, first = _input_kinds(inputs)
+        if has_sym and has_nd:
+            raise ValueError(_MIXED_INPUTS)
+        if has_sym:
+            return None
         if not has_nd:
             raise ValueError('In HybridBlock, there must be one NDArray or one Symbol in the '
                              'input. Please check the type of the args.\n')
-        ctx = first
-        if self._active and mode.tracing is None:
-            if len(ctxs) > 1:
-                raise ValueError('Find multiple contexts in the input, After hybridized, the '
-                                 'HybridBlock only supports one input context. Find all '
-                                 'contexts = {}'.format(ctxs))
-            with ctx:
-                return _hybrid.call_cached_op(self, x, *args)
-        params = self._params_on(ctx, (x,) + args)
+        if len(ctxs) > 1 and self._active and mode.tracing is None:
+            raise ValueError('Find multiple contexts in the input, After hybridized, the '
+                             'HybridBlock only supports one input context. Find all '
+                             'contexts = {}'.format(ctxs))
+        return first
+
+    def _call_compiled(self, ctx, inputs):
+        """The compiled graph for ``inputs``' signature, traced and compiled on first use."""
+        cache = _hybrid.cache_of(self)
+        if _is_current(ctx):
+            return cache(inputs)
         with ctx:
-            return self.hybrid_forward(ndarray, x, *args, **params)
+            return cache(inputs)
+
+    def _call_imperatively(self, ctx, inputs):
+        """``hybrid_forward`` with ``F = neomx.nd`` and the parameters on ``ctx``."""
+        if len(inputs) > 1 and _input_kinds(inputs[1:])[0]:
+            raise ValueError(_MIXED_INPUTS)
+        params = self._pcache.get(ctx) if self._pcache_epoch == _EPOCH[0] else None
+        if params is None:
+            params = self._params_on(ctx, inputs)
+        if _is_current(ctx):
+            return self.hybrid_forward(ndarray, *inputs, **params)
+        with ctx:
+            return self.hybrid_forward(ndarray, *inputs, **params)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         """The computation: ``F`` is ``neomx.nd`` or ``neomx.sym``; ``kwargs`` holds the
@@ -797,8 +809,7 @@ class HybridBlock(Block):
         if self._forward_pre_hooks:
             for hook in list(self._forward_pre_hooks.values()):
                 hook(self, args)
-        cache = self.__dict__.get('_hybrid_cache')
-        out = cache(args) if cache is not None else _hybrid.call_cached_op(self, *args)
+        out = _hybrid.cache_of(self)(args)
         if self._forward_hooks:
             for hook in list(self._forward_hooks.values()):
                 hook(self, args, out)
