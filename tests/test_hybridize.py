@@ -441,6 +441,22 @@ net.initialize()
 x = mx.nd.ones((1, 1, 6, 6))
 '''
 
+# operators of every naming kind: positional inputs (relu, sum, make_loss, ones_like, scalar),
+# named ones (slice_like, elemwise_mul, broadcast_add, linalg_det's A), any number (Concat);
+# named outputs (make_loss's loss, Concat's output) and positional ones
+_HOOK_OPS = '''
+class Ops(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        y = F.ones_like(x)
+        a = F.slice_like(F.relu(x), y)
+        b = F.elemwise_mul(a, F.make_loss(y))
+        s = F.broadcast_add(F.sum(b, axis=1), F.sum(y, axis=0))
+        c = F.concat(F.linalg_det(b), s, dim=0)
+        return c * 2
+net = Ops(prefix='ops_')
+x = mx.nd.array([[1., 2.], [3., 5.]])
+'''
+
 
 def _hooked_calls(mx_, nn_, monitor_all, hybridize=True, net=_HOOK_NET):
     calls = []
@@ -455,7 +471,7 @@ def _hooked_calls(mx_, nn_, monitor_all, hybridize=True, net=_HOOK_NET):
     return net, x, out, calls
 
 
-@pytest.mark.parametrize('net', [_HOOK_NET, _HOOK_CNN], ids=['mlp', 'cnn'])
+@pytest.mark.parametrize('net', [_HOOK_NET, _HOOK_CNN, _HOOK_OPS], ids=['mlp', 'cnn', 'ops'])
 @pytest.mark.parametrize('monitor_all', [False, True])
 def test_op_hook_names_as_mxnet(monitor_all, net, mxnet_ref):
     code = ('import mxnet as mx\nfrom mxnet.gluon import nn\n' + net +
@@ -465,6 +481,25 @@ def test_op_hook_names_as_mxnet(monitor_all, net, mxnet_ref):
     expected = eval(mxnet_ref(code).strip())
     _, _, _, calls = _hooked_calls(mx, nn, monitor_all, net=net)
     assert [(n, o) for n, o, _ in calls] == expected
+
+
+def test_op_hook_names_come_from_the_registry():
+    # the names MXNet 1.9.1 reports for _HOOK_OPS (test_op_hook_names_as_mxnet checks them
+    # against MXNet where it is installed)
+    names = [n.decode() for n, _, _ in _hooked_calls(mx, nn, True, net=_HOOK_OPS)[3]]
+    assert names == [
+        'ops_relu0_input0', 'ops_relu0_0', 'ops_ones_like0_input0', 'ops_ones_like0_0',
+        'ops_slice_like0_data', 'ops_slice_like0_shape_like', 'ops_slice_like0_0',
+        'ops_make_loss0_input0', 'ops_make_loss0_loss', 'ops_elemwise_mul0_lhs',
+        'ops_elemwise_mul0_rhs', 'ops_elemwise_mul0_0', 'ops_linalg_det0_A', 'ops_linalg_det0_0',
+        'ops_sum0_input0', 'ops_sum0_0', 'ops_sum1_input0', 'ops_sum1_0',
+        'ops_broadcast_add0_lhs', 'ops_broadcast_add0_rhs', 'ops_broadcast_add0_0',
+        'ops_concat0_arg0', 'ops_concat0_arg1', 'ops_concat0_output',
+        'ops__mulscalar0_input0', 'ops__mulscalar0_0']
+    outputs = [n.decode() for n, _, _ in _hooked_calls(mx, nn, False, net=_HOOK_OPS)[3]]
+    assert outputs == [n for n in names if not n.endswith(('input0', '_data', '_shape_like',
+                                                             '_lhs', '_rhs', '_A', '_arg0',
+                                                             '_arg1'))]
 
 
 def test_op_hook_arrays_are_the_operators_inputs_and_outputs():

@@ -21,7 +21,7 @@ from ..ndarray.ndarray import NDArray, _merge_leaves, from_tensor, user_line
 from .. import symbol as _symbol
 from ..symbol import Symbol
 from ..symbol.cached_op import compile_program
-from ..symbol.graph import Graph, Subgraph, monitor_input_names
+from ..symbol.graph import Graph, Subgraph
 from ..util import is_np_shape, np_shape
 from .parameter import _EPOCH, DeferredInitializationError
 
@@ -451,38 +451,18 @@ class HybridCache:
         return data | entry.leaves
 
 
-# MXNet's monitor names an operator's outputs by the names the operator registers (its
-# FListOutputNames) for these, else by position: <node>_0 (its inputs: monitor_input_names).
-_NAMED_OUTPUTS = frozenset((
-    'FullyConnected', 'Convolution', 'Deconvolution', 'Pooling', 'Activation', 'BatchNorm',
-    'Dropout', 'LeakyReLU', 'SoftmaxOutput', 'SoftmaxActivation', 'softmax', 'softmin',
-    'SequenceMask', 'SequenceLast', 'SequenceReverse', 'Pad', 'UpSampling', 'Concat',
-    'SliceChannel', 'L2Normalization', 'LRN', 'InstanceNorm', 'LayerNorm', 'GroupNorm',
-    'MakeLoss', 'SwapAxis', 'Crop', 'elemwise_add', 'elemwise_mul'))
-
-
-def _hook_names(node):
-    """(input names, output names) of ``node`` as MXNet's monitor gives them."""
-    name = node.op.name
-    ins = monitor_input_names(node)
-    if name in _NAMED_OUTPUTS:
-        outs = node.output_names()
-    else:
-        outs = ['%s_%d' % (node.name, i) for i in range(node.num_outputs())]
-    return ins, outs
-
-
 def _op_hook(callback, monitor_all):
     """The hook the generated code calls after each operator (codegen.generate), calling
     ``callback(name, op_name, array)`` as MXNet 1.9.1's ``register_op_hook`` does: names as
     bytes (MXNet hands them over from C), with ``monitor_all`` first each input, then each
-    output (see ``_hook_names``). The array is a copy; where MXNet passes an NDArray handle,
+    output (``Op.monitor_names``). The array is a copy; where MXNet passes an NDArray handle,
     this passes the NDArray."""
     names = {}
 
     def hook(node, inputs, outputs):
         op = node.op.name.encode()
-        ins, outs = names.get(node) or names.setdefault(node, _hook_names(node))
+        ins, outs = names.get(node) or names.setdefault(
+            node, node.op.monitor_names(node.name, node.attrs, len(node.inputs)))
         if monitor_all:
             for nm, t in zip(ins, inputs):
                 callback(nm.encode(), op, from_tensor(t.detach().clone()))

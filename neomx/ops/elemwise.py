@@ -118,7 +118,7 @@ def _register_binary(name, f, elem_aliases):
     ek.float_direct = f
     register('elemwise_' + name if name in ('add', 'sub', 'mul', 'div') else '_elemwise_' + name,
              inputs=('lhs', 'rhs'), infer=_elemwise_rule, infer_attrs=(),
-             aliases=elem_aliases)(ek)
+             aliases=elem_aliases, named_outputs=name == 'add')(ek)
 
 
 for _name, (_f, _aliases) in _BINARY.items():
@@ -294,8 +294,8 @@ _UNARY = {
 }
 
 for _name, _f in _UNARY.items():
-    register(_name, inputs=('data',), infer=same_as_input, infer_attrs=())(
-        _unary(_f, _name))
+    register(_name, inputs=('data',), infer=same_as_input, infer_attrs=(),
+             positional_inputs=True)(_unary(_f, _name))
 
 
 def _hard_sigmoid(data, alpha, beta):
@@ -304,7 +304,7 @@ def _hard_sigmoid(data, alpha, beta):
 
 
 register('hard_sigmoid', infer=same_as_input, infer_attrs=(),
-         attrs={'alpha': Float(0.2), 'beta': Float(0.5)})(_hard_sigmoid)
+         attrs={'alpha': Float(0.2), 'beta': Float(0.5)}, positional_inputs=True)(_hard_sigmoid)
 
 
 def _copy(data):
@@ -312,7 +312,7 @@ def _copy(data):
 
 
 register('_copy', inputs=('data',), infer=same_as_input, infer_attrs=(),
-         aliases=('identity',))(_copy)
+         aliases=('identity',), positional_inputs=True)(_copy)
 
 
 def _identity_with_attr_like_rhs(lhs, rhs):
@@ -347,7 +347,7 @@ def _block_grad(data):
 
 
 register('BlockGrad', inputs=('data',), infer=same_as_input, infer_attrs=(), view=True,
-         aliases=('stop_gradient',))(_block_grad)
+         aliases=('stop_gradient',), positional_inputs=True)(_block_grad)
 get('BlockGrad').stops_gradient = True
 
 
@@ -359,8 +359,10 @@ def _ones_like(data):
     return torch.ones_like(data)
 
 
-register('zeros_like', inputs=('data',), infer=same_as_input, infer_attrs=())(_zeros_like)
-register('ones_like', inputs=('data',), infer=same_as_input, infer_attrs=())(_ones_like)
+register('zeros_like', inputs=('data',), infer=same_as_input, infer_attrs=(),
+         positional_inputs=True)(_zeros_like)
+register('ones_like', inputs=('data',), infer=same_as_input, infer_attrs=(),
+         positional_inputs=True)(_ones_like)
 
 
 def _clip(data, a_min, a_max):
@@ -368,7 +370,7 @@ def _clip(data, a_min, a_max):
 
 
 register('clip', inputs=('data',), attrs={'a_min': Float(), 'a_max': Float()},
-         infer=same_as_input, infer_attrs=())(_clip)
+         infer=same_as_input, infer_attrs=(), positional_inputs=True)(_clip)
 
 
 def _add_n(*args, num_args=0):
@@ -398,7 +400,7 @@ def _smooth_l1(data, scalar):
 
 
 register('smooth_l1', inputs=('data',), attrs={'scalar': Float(1.0)}, infer=same_as_input,
-         infer_attrs=())(_smooth_l1)
+         infer_attrs=(), positional_inputs=True)(_smooth_l1)
 
 
 # -- mixed precision ---------------------------------------------------------------------------

@@ -156,6 +156,8 @@ def _batch_scalar(out):
 def _linalg(name, **spec):
     """Registers ``_linalg_<name>`` (and ``linalg_<name>``); the results are made row-major, as
     LAPACK gives column-major matrices (``view=True`` entries copy their results already)."""
+    spec.setdefault('inputs', ('A',))      # MXNet's name for the matrix argument
+
     def wrap(kernel):
         if spec.get('view'):
             return register('_linalg_' + name, aliases=('linalg_' + name,), **spec)(kernel)

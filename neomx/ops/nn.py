@@ -172,7 +172,7 @@ register('FullyConnected', inputs=('data', 'weight', 'bias'), heavy=True, cost=_
          back=_fc_back,
          drop_inputs=_no_bias, fill=_fc_fill, infer=_fc_infer, lower=_fc_lower,
          attrs={'num_hidden': Int(), 'no_bias': Bool(False),
-                'flatten': Bool(True)})(_fully_connected)
+                'flatten': Bool(True)}, named_outputs=True)(_fully_connected)
 
 
 # -- Convolution and Deconvolution ------------------------------------------------------------
@@ -326,7 +326,7 @@ def _conv_back(attrs, shapes, out_shapes):
 
 register('Convolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_inputs=_no_bias,
          cost=_conv_cost, fill=_conv_fill, infer=_conv_infer, back=_conv_back,
-         attrs=_CONV_ATTRS)(_convolution)
+         attrs=_CONV_ATTRS, named_outputs=True)(_convolution)
 
 
 def _deconv_pad(attrs, in_spatial):
@@ -391,7 +391,8 @@ register('Deconvolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_in
                 'adj': Shape(()), 'target_shape': Shape(()), 'num_filter': Int(),
                 'num_group': Int(1), 'workspace': Int(512), 'no_bias': Bool(True),
                 'cudnn_tune': OptEnum('fastest', 'limited_workspace', 'off'),
-                'cudnn_off': Bool(False), 'layout': OptEnum(*_LAYOUTS)})(_deconvolution)
+                'cudnn_off': Bool(False), 'layout': OptEnum(*_LAYOUTS)},
+         named_outputs=True)(_deconvolution)
 
 
 # -- Pooling -----------------------------------------------------------------------------------
@@ -593,7 +594,8 @@ register('Pooling', heavy=True, cost=_pool_cost, infer=_pool_infer,
                 'pooling_convention': Enum('full', 'same', 'valid', default='valid'),
                 'stride': Shape(()), 'pad': Shape(()), 'p_value': IntOrNone(None),
                 'count_include_pad': BoolOrNone(None),
-                'layout': OptEnum('NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC')})(_pooling)
+                'layout': OptEnum('NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC')},
+         named_outputs=True)(_pooling)
 
 
 # -- activations -------------------------------------------------------------------------
@@ -617,7 +619,7 @@ def _act_lower(attrs, shapes, dtypes):
 
 
 register('Activation', infer=same_as_input, infer_attrs=(), lower=_act_lower,
-         attrs={'act_type': Enum(*_ACT)})(_activation)
+         attrs={'act_type': Enum(*_ACT)}, positional_inputs=True, named_outputs=True)(_activation)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_LAMBDA = 1.0507009873554804934193349852946
@@ -671,7 +673,7 @@ register('LeakyReLU', inputs=('data', 'gamma'), rng=True, train=True, fill=_leak
          attrs={'act_type': Enum('elu', 'gelu', 'leaky', 'prelu', 'rrelu', 'selu',
                                  default='leaky'),
                 'slope': Float(0.25), 'lower_bound': Float(0.125),
-                'upper_bound': Float(0.334)})(_leaky_relu)
+                'upper_bound': Float(0.334)}, named_outputs=True)(_leaky_relu)
 
 
 # -- softmax family ------------------------------------------------------------------------
@@ -713,7 +715,7 @@ def _softmax_infer(attrs, shapes, dtypes):
 
 
 register('softmax', inputs=('data', 'length'), attrs=_SOFTMAX, infer=_softmax_infer,
-         drop_inputs=lambda attrs: () if attrs['use_length'] else ('length',))(
+         drop_inputs=lambda attrs: () if attrs['use_length'] else ('length',), named_outputs=True)(
     _softmax_like(torch.softmax, 0.0))
 register('log_softmax', attrs=_SOFTMAX, infer=_softmax_infer)(_log_softmax)
 
@@ -727,7 +729,8 @@ def _softmax_activation(data, mode='instance'):
 
 
 register('SoftmaxActivation', infer=same_as_input,
-         attrs={'mode': Enum('channel', 'instance', default='instance')})(_softmax_activation)
+         attrs={'mode': Enum('channel', 'instance', default='instance')},
+         positional_inputs=True, named_outputs=True)(_softmax_activation)
 
 
 def _softmax_output_axes(data, multi_output, preserve_shape):
@@ -814,7 +817,8 @@ register('SoftmaxOutput', inputs=('data', 'label'), aliases=('Softmax',), infer=
                 'multi_output': Bool(False), 'use_ignore': Bool(False),
                 'preserve_shape': Bool(False),
                 'normalization': Enum('batch', 'null', 'valid', default='null'),
-                'out_grad': Bool(False), 'smooth_alpha': Float(0.0)})(_softmax_output)
+                'out_grad': Bool(False), 'smooth_alpha': Float(0.0)},
+         named_outputs=True)(_softmax_output)
 
 
 # -- regression outputs: the forward is the prediction; the gradient is MXNet's, whatever
@@ -903,7 +907,8 @@ def _l2_normalization(data, eps=1e-10, mode='instance'):
 
 register('L2Normalization', infer=same_as_input, infer_attrs=(),
          attrs={'eps': Float(1e-10),
-                'mode': Enum('channel', 'instance', 'spatial', default='instance')})(
+                'mode': Enum('channel', 'instance', 'spatial', default='instance')},
+         named_outputs=True)(
     _l2_normalization)
 
 
@@ -990,7 +995,8 @@ def _make_loss_grad(inputs, outputs, out_grads, grad_scale=1.0, valid_thresh=0.0
 
 register('MakeLoss', infer=same_as_input, grad=_make_loss_grad,
          attrs={'grad_scale': Float(1.0), 'valid_thresh': Float(0.0),
-                'normalization': Enum('batch', 'null', 'valid', default='null')})(_make_loss)
+                'normalization': Enum('batch', 'null', 'valid', default='null')},
+         named_outputs=True)(_make_loss)
 
 
 def _make_loss_plain(data):
@@ -998,7 +1004,8 @@ def _make_loss_plain(data):
 
 
 register('make_loss', infer=same_as_input, infer_attrs=(),
-         grad=lambda inputs, outputs, out_grads: (torch.ones_like(inputs[0]),))(_make_loss_plain)
+         grad=lambda inputs, outputs, out_grads: (torch.ones_like(inputs[0]),),
+         output_names=('loss',), positional_inputs=True, named_outputs=True)(_make_loss_plain)
 
 
 # -- normalisation -------------------------------------------------------------------------
@@ -1091,7 +1098,7 @@ register('BatchNorm', inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_va
                 'use_global_stats': Bool(False), 'output_mean_var': Bool(False),
                 'axis': Int(1), 'cudnn_off': Bool(False),
                 'min_calib_range': FloatOrNone(None),
-                'max_calib_range': FloatOrNone(None)})(_batch_norm)
+                'max_calib_range': FloatOrNone(None)}, named_outputs=True)(_batch_norm)
 
 
 def _batch_norm_v1(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
@@ -1167,7 +1174,8 @@ register('LayerNorm', inputs=('data', 'gamma', 'beta'),
          fill=_norm_fill(
     lambda attrs, data: data[attrs['axis'] % len(data)]),
     num_outputs=_num_norm_outputs, output_names=_norm_output_names('std'),
-    attrs={'axis': Int(-1), 'eps': Float(1e-5), 'output_mean_var': Bool(False)})(_layer_norm)
+    attrs={'axis': Int(-1), 'eps': Float(1e-5), 'output_mean_var': Bool(False)},
+         named_outputs=True)(_layer_norm)
 
 
 def _instance_norm(data, gamma, beta, eps=1e-3):
@@ -1185,7 +1193,7 @@ def _instance_norm(data, gamma, beta, eps=1e-3):
 
 register('InstanceNorm', inputs=('data', 'gamma', 'beta'), infer=same_as_input,
          fill=_norm_fill(lambda attrs, data: data[1]),
-         attrs={'eps': Float(1e-3)})(_instance_norm)
+         attrs={'eps': Float(1e-3)}, named_outputs=True)(_instance_norm)
 
 
 def _group_norm(data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=False):
@@ -1212,7 +1220,7 @@ register('GroupNorm', inputs=('data', 'gamma', 'beta'),
          fill=_norm_fill(lambda attrs, data: attrs['num_groups']),
          num_outputs=_num_norm_outputs, output_names=_norm_output_names('std'),
          attrs={'num_groups': Int(1), 'eps': Float(1e-5),
-                'output_mean_var': Bool(False)})(_group_norm)
+                'output_mean_var': Bool(False)}, named_outputs=True)(_group_norm)
 
 
 def _lrn(data, alpha=1e-4, beta=0.75, knorm=2.0, nsize=1):
@@ -1223,7 +1231,7 @@ def _lrn(data, alpha=1e-4, beta=0.75, knorm=2.0, nsize=1):
 
 register('LRN', infer=same_as_input,
          attrs={'alpha': Float(1e-4), 'beta': Float(0.75), 'knorm': Float(2.0),
-                'nsize': Int()})(_lrn)
+                'nsize': Int()}, named_outputs=True)(_lrn)
 
 
 # -- Dropout -------------------------------------------------------------------------------
@@ -1257,7 +1265,7 @@ def _dropout_infer(attrs, shapes, dtypes):
 
 register('Dropout', rng=True, train=True, infer=_dropout_infer, infer_attrs=('axes',),
          attrs={'p': Float(0.5), 'mode': Enum('training', 'always', default='training'),
-                'axes': Shape(()), 'cudnn_off': BoolOrNone(False)})(_dropout)
+                'axes': Shape(()), 'cudnn_off': BoolOrNone(False)}, named_outputs=True)(_dropout)
 
 
 # -- Embedding and UpSampling --------------------------------------------------------------
@@ -1343,4 +1351,4 @@ register('UpSampling', inputs=('*data',), key_var_num_args='num_args', fill=_ups
          attrs={'scale': Int(), 'num_filter': Int(0),
                 'sample_type': Enum('bilinear', 'nearest'),
                 'multi_input_mode': Enum('concat', 'sum', default='concat'),
-                'num_args': Int(), 'workspace': Int(512)})(_upsampling)
+                'num_args': Int(), 'workspace': Int(512)}, named_outputs=True)(_upsampling)

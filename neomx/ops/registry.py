@@ -223,7 +223,7 @@ class Op:
                  output_names=None, infer=None, infer_attrs=None, fill=None, mutate=(),
                  drop_inputs=None, rng=False, train=False, creation=False, view=False,
                  grad=None, doc=None, key_var_num_args=None, heavy=False, lower=None, cost=None,
-                 back=None):
+                 back=None, positional_inputs=False, named_outputs=False):
         self.name = name
         self.kernel = kernel
         self.inputs = (inputs,) if isinstance(inputs, str) else tuple(inputs)
@@ -253,6 +253,13 @@ class Op:
         # ``cost(attrs, in_shapes, out_shapes)``: multiply-adds, for operators whose work is
         # not their element count (see ``work``).
         self.cost = cost
+        # How MXNet's monitors (register_op_hook, Executor.set_monitor_callback) name the
+        # operator's arrays (see ``monitor_names``): MXNet 1.9.1 registers input names
+        # (FListInputNames) for most operators but not for unary maths, reductions, reshapes
+        # (``positional_inputs``) and the operators with a scalar (``*_scalar``), and output
+        # names (FListOutputNames) for a few (``named_outputs``).
+        self.positional_inputs = positional_inputs
+        self.named_outputs = named_outputs
         self.__doc__ = doc or kernel.__doc__
         self._memo = {}
         self.variadic = any(i.startswith('*') for i in self.inputs)
@@ -347,6 +354,23 @@ class Op:
             n = self.num_outputs(attrs)
             return ('output',) if n == 1 else tuple('output%d' % i for i in range(n))
         return tuple(names(attrs) if callable(names) else names)
+
+    def monitor_names(self, node, attrs, num_inputs):
+        """(input names, output names) that MXNet's monitors give the arrays of operator node
+        ``node``: inputs ``<node>_<input name>`` (``<node>_arg0, ...`` for any number of
+        inputs, ``<node>_input0, ...`` for ``positional_inputs`` and ``*_scalar``), outputs
+        ``<node>_<output name>`` for ``named_outputs``, else ``<node>_0, ...``."""
+        if self.positional_inputs or self.name.endswith('_scalar'):
+            ins = ['input%d' % i for i in range(num_inputs)]
+        elif self.variadic:
+            ins = ['arg%d' % i for i in range(num_inputs)]
+        else:
+            ins = self.input_names(attrs, num_inputs)
+        if self.named_outputs:
+            outs = self.output_names(attrs)
+        else:
+            outs = range(self.num_outputs(attrs))
+        return (['%s_%s' % (node, i) for i in ins], ['%s_%s' % (node, o) for o in outs])
 
     def mutated(self, attrs):
         m = self.mutate

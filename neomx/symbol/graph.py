@@ -16,6 +16,8 @@ nodes (``__shape__``, ``__dtype__``, ``__init__``, ``__lr_mult__``, ``ctx_group`
 >>> evaluate(g, {'x': torch.tensor([-1.0, 3.0])})[0].tolist()
 [0.0, 6.0]
 """
+from ..ops.registry import Op
+
 __all__ = ['Node', 'Graph', 'evaluate', 'input_slots', 'monitor_input_names']
 
 
@@ -158,6 +160,8 @@ class Subgraph:
     name = '_CachedOp'
     mutate = ()
     attrs = {}
+    variadic = positional_inputs = named_outputs = False
+    monitor_names = Op.monitor_names
 
     def __init__(self, graph, input_names, inline_limit):
         self.graph = graph
@@ -204,29 +208,7 @@ class Subgraph:
                 for n, k in self.graph.heads]
 
 
-# MXNet's monitors (Executor.set_monitor_callback, HybridBlock.register_op_hook) name an
-# operator's inputs by the names the operator registers (its FListInputNames), else by
-# position: <node>_input0. These are the operators that MXNet 1.9.1 reports by position, as
-# it does for the ones checked against it; unary maths and scalar operators name their inputs
-# by position too, and operators of any number of inputs (Concat, add_n, stack) <node>_arg0.
-_POSITIONAL_INPUTS = frozenset((
-    'Activation', 'SoftmaxActivation', 'softmin', 'Flatten', 'Reshape', 'Cast', 'BlockGrad',
-    '_copy', 'slice', 'slice_axis', 'slice_like', 'clip', 'transpose', 'expand_dims',
-    'broadcast_to', 'broadcast_axis', 'norm', 'argmax', 'argmin', 'argsort', 'sort', 'topk',
-    'sum', 'mean', 'max', 'min', 'prod', 'nansum', 'nanprod', 'zeros_like', 'ones_like',
-    'shape_array', 'size_array', 'make_loss', 'stop_gradient',
-    'relu', 'sigmoid', 'hard_sigmoid', 'softsign', 'tanh', 'exp', 'expm1', 'log', 'log1p',
-    'log2', 'log10', 'abs', 'sign', 'square', 'sqrt', 'rsqrt', 'cbrt', 'rcbrt', 'reciprocal',
-    'erf', 'erfinv', 'gamma', 'gammaln', 'smooth_l1', 'negative', 'floor', 'ceil', 'round',
-    'rint', 'trunc', 'fix', 'sin', 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh',
-    'arcsinh', 'arccosh', 'arctanh', 'degrees', 'radians', 'logical_not'))
-
-
 def monitor_input_names(node):
-    """The names MXNet's monitors give the inputs of operator node ``node``."""
-    name = node.op.name
-    if name in _POSITIONAL_INPUTS or name.endswith('_scalar'):
-        return ['%s_input%d' % (node.name, i) for i in range(len(node.inputs))]
-    if any(i.startswith('*') for i in getattr(node.op, 'inputs', ())):
-        return ['%s_arg%d' % (node.name, i) for i in range(len(node.inputs))]
-    return ['%s_%s' % (node.name, nm) for nm in node.input_names()]
+    """The names MXNet's monitors give the inputs of operator node ``node`` (the operator's
+    ``monitor_names``)."""
+    return node.op.monitor_names(node.name, node.attrs, len(node.inputs))[0]
