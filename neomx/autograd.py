@@ -16,6 +16,7 @@ back-propagate at the same time.
 [2.0, 4.0, 6.0]
 """
 import contextlib
+import weakref
 
 import torch
 
@@ -113,7 +114,9 @@ def mark_variables(variables, gradients, grad_reqs='write'):
         differentiable = req != 'null' and x._dtype in ('float32', 'float64', 'float16', 'bfloat16')
         # MXNet differentiates integer arrays too: through a float64 shadow (ndarray.py)
         integer = req != 'null' and x._dtype in ('int8', 'uint8', 'int16', 'int32', 'int64', 'bool')
-        var.leaves = frozenset((var,)) if differentiable or integer else None
+        # weakly: a marked variable's set names itself, and a strong reference would be a
+        # cycle keeping its tensor and gradient until the garbage collector runs
+        var.leaves = frozenset((weakref.ref(var),)) if differentiable or integer else None
         var.parents = None
         var.shadow = True if integer else None
 
@@ -268,7 +271,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Back-propagates from ``heads`` into the gradient buffers of the marked variables."""
     heads, head_grads, leaves = _heads(heads, head_grads)
     nodes = _graph(heads)
-    leaves = sorted(leaves, key=id)
+    leaves = sorted((lv for lv in (r() for r in leaves) if lv is not None), key=id)
     where = user_line()
     reads = [h._var for h in heads] + [g._var for g in head_grads if g is not None] + leaves
     targets = [lv for lv in leaves if lv.grad_req != 'null' and lv.grad is not None]
@@ -317,7 +320,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     if single:
         variables = [variables]
     for v in variables:
-        if not v._var.leaves or v._var not in v._var.leaves:
+        if not v._var.leaves or weakref.ref(v._var) not in v._var.leaves:
             raise MXNetError("grad: every variable must be marked with attach_grad() before "
                              "recording")
     if retain_graph is None:
@@ -392,7 +395,7 @@ def get_symbol(x):
             if v.leaves and v.parents is not None:
                 raise MXNetError("autograd.get_symbol: the recorded graph holds an "
                                  "autograd.Function, which has no Symbol")
-            e = (Node(None, 'var' if v.leaves and v in v.leaves else 'null'), 0)
+            e = (Node(None, 'var' if v.leaves and weakref.ref(v) in v.leaves else 'null'), 0)
         else:
             op, attrs, inputs, k = recipe
             if isinstance(op, Subgraph):

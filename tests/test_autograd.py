@@ -2,8 +2,10 @@
 too), mark_variables, in-place write errors, custom Functions under both engines, gradients
 through views and across devices."""
 import contextlib
+import gc
 import io
 import json
+import weakref
 
 import numpy as np
 import pytest
@@ -410,6 +412,29 @@ def test_backward_releases_the_graph(engine):
         z = h * 3                          # nothing marked reaches z any more
     with pytest.raises(mx.MXNetError, match='not in a computational graph'):
         z.backward()
+
+
+def test_marked_arrays_are_freed_without_the_garbage_collector(engine):
+    # A marked variable and its gradient go when the last array goes, as in MXNet: no
+    # reference cycle keeps a large tensor until the collector runs. The leaf stays alive
+    # while a recorded result still needs it.
+    gc.collect()
+    gc.disable()
+    try:
+        x = nd.ones((64, 64))
+        x.attach_grad()
+        storage, grad = weakref.ref(x._var), weakref.ref(x.grad._var)
+        with ag.record():
+            y = (x * x).sum()
+        del x
+        assert storage() is not None
+        y.backward()
+        assert storage().grad._var is grad()
+        assert storage().grad.asnumpy().sum() == 2 * 64 * 64
+        del y
+        assert storage() is None and grad() is None
+    finally:
+        gc.enable()
 
 
 def test_backward_through_a_released_part_raises(engine):

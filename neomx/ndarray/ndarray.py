@@ -43,7 +43,9 @@ class Storage(Var):
     """The storage of an array and of its views: the engine Var, the tensor, and autograd state
     (the gradient buffer of a marked variable; for a recorded result, the marked variables it
     depends on and the recorded Storages it was computed from, ``RELEASED`` once a backward
-    pass has freed its graph)."""
+    pass has freed its graph). ``leaves`` holds weak references to the marked variables'
+    Storages (a marked variable's own set names itself); the ``parents`` chain keeps them alive
+    while a recorded result needs them."""
     __slots__ = ('tensor', 'grad', 'grad_req', 'leaves', 'parents', 'recipe', 'fresh_grad',
                  'shadow')
 
