@@ -182,6 +182,72 @@ def test_integer_arrays_take_gradients(engine):
     assert x.grad.asnumpy().tolist() == [2, 2, 2]
 
 
+@pytest.mark.parametrize('dtype', ['int32', 'uint8', 'int64'])
+def test_casts_to_integers_pass_the_gradient_through(engine, dtype):
+    # MXNet's Cast passes the head gradient straight back, whatever the dtypes: imperatively,
+    # hybridized (an integer value in the middle of the graph) and in a bound Symbol.
+    x = nd.array([1.5, -2.7, 3.2])
+    x.attach_grad()
+    with ag.record():
+        y = nd.cast(x, dtype)
+        z = (y * 3).sum()
+    z.backward()
+    assert y.dtype == np.dtype(dtype)
+    assert y.asnumpy().tolist() == np.array([1.5, -2.7, 3.2], 'float32').astype(dtype).tolist()
+    assert x.grad.asnumpy().tolist() == [3, 3, 3]
+
+    class Round(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return F.cast(F.cast(x, dtype) * 2, 'float32') * x
+    for hybrid in (False, True):
+        net = Round()
+        if hybrid:
+            net.hybridize()
+        x = nd.array([1.5, 2.7])
+        x.attach_grad()
+        with ag.record():
+            y = net(x)
+        y.backward()
+        assert np.allclose(y.asnumpy(), [3.0, 10.8])
+        # d/dx (2 cast(x) x) = 2 cast(x) + 2 trunc(x): the gradient reaching the integer
+        # value (x) is an integer there, as MXNet's gradient arrays have their array's dtype
+        assert x.grad.asnumpy().tolist() == [2 * 1 + 2 * 1, 2 * 2 + 2 * 2]
+
+    s = mx.sym.Cast(mx.sym.Variable('x', dtype='float32'), dtype=dtype)
+    exe = s.simple_bind(mx.cpu(), x=(3,))
+    exe.arg_arrays[0][:] = nd.array([1.5, 2.5, 3.7])
+    exe.forward(is_train=True)
+    exe.backward(nd.array([4, 5, 6], dtype=dtype))
+    assert exe.outputs[0].asnumpy().tolist() == [1, 2, 3]
+    assert exe.grad_arrays[0].asnumpy().tolist() == [4, 5, 6]
+
+
+def test_integer_mod_has_a_zero_gradient(engine):
+    # MXNet: the modulo of integer arrays passes no gradient back, imperatively and in a
+    # bound Symbol, also when the integers were cast from floats.
+    a = nd.array([7, 8, 9], dtype='int32')
+    b = nd.array([2, 3, 4], dtype='int32')
+    f = nd.array([7.5, 8, 9])
+    for x in (a, b, f):
+        x.attach_grad()
+    with ag.record():
+        c = nd.broadcast_mod(a, b) + (nd.cast(f, 'int32') % 3)
+    c.backward()
+    assert c.asnumpy().tolist() == [2, 4, 1]
+    for x in (a, b, f):
+        assert x.grad.asnumpy().tolist() == [0, 0, 0]
+
+    s = mx.sym.broadcast_mod(mx.sym.cast(mx.sym.Variable('a'), dtype='int32'),
+                             mx.sym.cast(mx.sym.Variable('b'), dtype='int32'))
+    ga, gb = nd.full((3,), 7.0), nd.full((3,), 7.0)
+    exe = s.bind(mx.cpu(), args={'a': nd.array([7, 8, 9]), 'b': nd.array([2, 3, 4])},
+                 args_grad=[ga, gb])
+    exe.forward(is_train=True)
+    exe.backward(nd.ones((3,), dtype='int32'))
+    assert exe.outputs[0].asnumpy().tolist() == [1, 2, 1]
+    assert ga.asnumpy().tolist() == [0, 0, 0] and gb.asnumpy().tolist() == [0, 0, 0]
+
+
 def test_autograd_grad(engine):
     x, y = nd.array([1.0, 2.0]), nd.array([3.0, 4.0])
     x.attach_grad()

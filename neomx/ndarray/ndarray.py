@@ -495,6 +495,15 @@ def shadow_tensor(x):
     return t.as_strided(x._shape, _strides(x._shape), t.storage_offset() + x._view)
 
 
+def integer_gradient(shadow):
+    """``shadow``, the float shadow of an integer result, with the gradient reaching it made
+    whole: in MXNet an integer array's gradient has its dtype, so a fractional gradient
+    flowing back into an integer value is truncated there."""
+    if shadow.requires_grad:
+        shadow.register_hook(torch.trunc)
+    return shadow
+
+
 def _closure_shadow(kernel, inputs, kw, outs, view):
     """A recorded operation reading integer arrays that autograd follows: the kernel runs on
     their float64 shadows, and integer results keep the float result as their shadow."""
@@ -525,7 +534,7 @@ def _closure_shadow(kernel, inputs, kw, outs, view):
                 want = dtype_torch(o._dtype)
                 if o._dtype in _INTEGERS:
                     # (a float result is the shadow autograd follows; an integer one has none)
-                    v.shadow = r if r.is_floating_point() else None
+                    v.shadow = integer_gradient(r) if r.is_floating_point() else None
                     v.tensor = r.detach().to(want)
                 else:
                     v.tensor = r if r.dtype == want else r.to(want)

@@ -200,6 +200,10 @@ _register_scalar('_rdiv_scalar', lambda x, s: s / x if x.is_floating_point() els
 _register_scalar('_mod_scalar', lambda x, s: torch.remainder(x, s) if s else torch.zeros_like(x),
                  ('_ModScalar',))
 _register_scalar('_rmod_scalar', lambda x, s: _mod(torch.full_like(x, s), x), ('_RModScalar',))
+# MXNet gives integer mod a zero gradient (ndarray.py's integer shadows leave such results out
+# of the graph; mx.np's mod and floor division are flagged in numpy.py)
+for _n in ('broadcast_mod', '_elemwise_mod', '_mod_scalar', '_rmod_scalar'):
+    get(_n).kernel.int_no_grad = True
 _register_scalar('_power_scalar', _pow, ('_PowerScalar',))
 _register_scalar('_rpower_scalar', lambda x, s: _pow(s, x), ('_RPowerScalar',))
 _register_scalar('_maximum_scalar', lambda x, s: torch.clamp(x, min=s), ('_MaximumScalar',))

@@ -597,7 +597,12 @@ register('broadcast_axis', aliases=('broadcast_axes',), view=True,
 
 
 def _cast(data, dtype):
-    return data.to(dtype_torch(dtype), copy=True)
+    target = dtype_torch(dtype)
+    if data.requires_grad and not (target.is_floating_point or target.is_complex):
+        # recorded into an integer result: MXNet passes the head gradient straight back, so
+        # the result's float shadow (ndarray.py) is the cast value with an identity gradient
+        return data + (data.to(target).to(data.dtype) - data).detach()
+    return data.to(target, copy=True)
 
 
 register('Cast', aliases=('cast',), infer=lambda a, s, d: ((s[0],), (a['dtype'],)),

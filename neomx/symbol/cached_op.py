@@ -18,7 +18,7 @@ from .. import engine as _engine
 from ..base import MXNetError, dtype_torch, mode
 from ..context import current_context
 from ..ndarray.ndarray import (_INTEGERS, NDArray, Storage, _make, _merge_leaves, record_outputs,
-                               rng_var, shadow_tensor,
+                               integer_gradient, rng_var, shadow_tensor,
                                user_line)
 from . import passes
 from .codegen import generate
@@ -31,7 +31,7 @@ class Program:
     """A compiled graph for one signature: the generated code, the output shapes and dtypes,
     which inputs it writes (auxiliary states) and whether it draws random numbers."""
     __slots__ = ('code', 'out_specs', 'aux', 'rng', 'work', 'name', 'graph', 'replay',
-                 'input_names', 'integer_nodes')
+                 'input_names', 'integer_nodes', 'float_to_integer')
 
     def __init__(self, code, out_specs, aux, rng, work, name, graph):
         self.code = code
@@ -44,6 +44,7 @@ class Program:
         self.replay = None
         self.input_names = ()
         self.integer_nodes = frozenset()    # ids of nodes with an integer first output
+        self.float_to_integer = False       # some integer node reads a floating-point value
 
     @property
     def source(self):
@@ -83,7 +84,8 @@ class Program:
                                      recipe)
         fn = self.code.fn if (rec or self.replay is None) else self.replay
         dev = ctx.torch_device
-        if rec and (any(getattr(v, 'shadow', None) is not None for v in reads) or
+        if rec and (self.float_to_integer or
+                    any(getattr(v, 'shadow', None) is not None for v in reads) or
                     any(d in _INTEGERS for _, d in self.out_specs)):
             _push_shadowed(self, fn, data, pvars, outs, reads, writes, ctx, gen, where)
             return outs
@@ -145,7 +147,8 @@ def _push_shadowed(prog, fn, data, pvars, outs, reads, writes, ctx, gen, where):
 def _interpret_shadowed(prog, ts, gen, dev):
     """The program's graph run node by node on ``ts`` (float64 shadows for integer arrays);
     integer results of operators whose integer gradient MXNet defines as zero
-    (``kernel.int_no_grad``: mod, floor division) are cut from the graph."""
+    (``kernel.int_no_grad``: mod, floor division) are cut from the graph, and the gradients
+    reaching other integer results are truncated to integers, as MXNet's."""
     feed = dict(zip(prog.input_names, ts))
     env = {}
     for node in prog.graph.nodes:
@@ -160,8 +163,12 @@ def _interpret_shadowed(prog, ts, gen, dev):
         out = node.op.kernel(*args, **node.attrs,
                              **node.op.kernel_kwargs(dev, mode.training, gen))
         out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        if id(node) in prog.integer_nodes and getattr(node.op.kernel, 'int_no_grad', False):
-            out = tuple(o.detach() for o in out)
+        if id(node) in prog.integer_nodes:
+            if getattr(node.op.kernel, 'int_no_grad', False):
+                out = tuple(o.detach() for o in out)
+            else:
+                first = out[0]
+                out = (integer_gradient(first) if first.is_floating_point() else first,) + out[1:]
         env[id(node)] = out
     return [env[id(n)][k] for n, k in prog.graph.heads]
 
@@ -209,6 +216,11 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     prog.input_names = tuple(input_names)
     prog.integer_nodes = frozenset(id(n) for n in g.nodes if n.op is not None and
                                    (inferred.dtypes[n] or [None])[0] in _INTEGERS)
+    # a gradient flows through such a node as through a cast (MXNet): recorded, the program
+    # runs on float shadows, as the same operators do imperatively
+    prog.float_to_integer = any(
+        (inferred.dtypes[src] or [None])[k] not in _INTEGERS
+        for n in g.nodes if id(n) in prog.integer_nodes for src, k in n.inputs)
     if backend == 'inductor':
         compiled = torch.compile(code.fn, dynamic=False)
         code.fn = compiled

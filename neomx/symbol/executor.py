@@ -22,7 +22,7 @@ from ..base import MXNetError, dtype_name, dtype_torch, env_int, mode
 from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, user_line
 from ..ops.layout import dense
 from . import passes
-from .cached_op import compile_program
+from .cached_op import _interpret_shadowed, compile_program
 from .graph import Graph, input_slots, monitor_input_names
 
 __all__ = ['Executor', 'simple_bind']
@@ -236,6 +236,11 @@ class Executor:
             reads.append(rv)
             writes.append(rv)
             gen = rv.generator
+        if fn is None and record and prog.integer_nodes:
+            # integer values in the graph: node by node, so that their gradients are MXNet's
+            # (cut at mod and floor division, whole elsewhere; cached_op._interpret_shadowed)
+            def fn(*ts, generator=None, device=None):
+                return _interpret_shadowed(prog, ts, generator, device)
         fn, dev, saved = fn or prog.code.fn, self._ctx.torch_device, {}
         self._saved = saved
 
