@@ -23,10 +23,11 @@ np.float32(6.0)
 import ctypes
 import itertools
 import threading
+import weakref
 
 import torch
 
-__all__ = ['LIB', 'handle_of', 'array_of_handle']
+__all__ = ['LIB', 'handle_of', 'parameter_of', 'array_of_handle']
 
 _PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 _PyCapsule_New.restype = ctypes.py_object
@@ -52,16 +53,32 @@ def handle_of(arr):
     return h
 
 
+# Arrays handed to ctypes as themselves (``NDArray._as_parameter_``: ``ctypes.cast(arr,
+# NDArrayHandle)`` in a monitor callback), by their id while they live.
+_PASSED = weakref.WeakValueDictionary()
+
+
+def parameter_of(arr):
+    """The handle ctypes passes for NDArray ``arr``: the same while the array lives, and not
+    used up by ``NDArray(handle=...)``."""
+    with _LOCK:
+        _PASSED[id(arr)] = arr
+    return ctypes.c_void_p(id(arr))
+
+
 def array_of_handle(handle):
-    """The NDArray of a handle from ``handle_of`` (a ctypes value or an integer); the handle
-    is used up."""
+    """The NDArray of a handle from ``handle_of`` (a ctypes value or an integer; such a handle
+    is used up) or from ``parameter_of``."""
     value = handle.value if isinstance(handle, ctypes.c_void_p) else handle
     with _LOCK:
         arr = _HANDLES.pop(value, None)
+        if arr is None:
+            arr = _PASSED.get(value)
     if arr is None:
         from .base import MXNetError
         raise MXNetError("NDArray(handle=%r): not a handle neomx gave out (from "
-                         "_LIB.MXNDArrayFromDLPack), or one already used" % (value,))
+                         "_LIB.MXNDArrayFromDLPack, or an array passed through ctypes), or one "
+                         "already used" % (value,))
     return arr
 
 

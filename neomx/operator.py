@@ -11,16 +11,23 @@ True
 ['data', 'act_type']
 """
 import collections
+import ctypes
 import itertools
 
 import numpy as np
 
-from .base import MXNetError
+from .base import (MXNetError, NDArrayHandle, OpHandle, c_str, check_call, mx_float, mx_int,
+                   mx_uint, py_str)
+from .ndarray.ndarray import NDArray
 from .ndarray.custom import CustomOp, CustomOpProp, register
 from .ops import registry as _registry
 
 __all__ = ['CustomOp', 'CustomOpProp', 'register', 'PythonOp', 'NumpyOp', 'NDArrayOp',
-           'get_all_registered_operators', 'get_operator_arguments', 'OperatorArguments']
+           'get_all_registered_operators', 'get_operator_arguments', 'OperatorArguments',
+           # what MXNet's module also gives ``from mxnet.operator import *`` (its C interface:
+           # code casting the arrays of a monitor callback with ctypes)
+           'ctypes', 'NDArray', 'NDArrayHandle', 'OpHandle', 'c_str', 'check_call', 'py_str',
+           'mx_float', 'mx_int', 'mx_uint']
 
 
 def get_all_registered_operators():

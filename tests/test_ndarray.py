@@ -2,6 +2,7 @@
 indexing, __setitem__, in-place operators, synchronisation, repr, NumPy and DLPack interop,
 pickling and the Python protocols."""
 import contextlib
+import gc
 import io
 import json
 import pickle
@@ -456,6 +457,39 @@ def test_c_api_dlpack_entry_points():
         check_call(_LIB.MXNDArrayFromDLPack(ctypes.c_void_p(), ctypes.byref(handle)))
     with pytest.raises(AttributeError, match='no MXNet C library'):
         _LIB.MXNDArrayCreate
+
+
+def test_arrays_pass_through_ctypes_as_handles():
+    # MXNet code given an array in a monitor callback casts it with ctypes and makes an NDArray
+    # of the handle, with the names ``from mxnet.operator import *`` gives.
+    ns = {}
+    exec('from neomx.operator import *', ns)
+    ctypes, NDArrayHandle, NDArray = ns['ctypes'], ns['NDArrayHandle'], ns['NDArray']
+    x = nd.array([[1, 2], [3, 4]])
+    handle = ctypes.cast(x, NDArrayHandle)
+    assert handle.value == ctypes.cast(x, NDArrayHandle).value     # the same while x lives
+    for _ in range(2):                                            # and not used up
+        y = NDArray(handle, writable=False)
+        assert y.asnumpy().tolist() == [[1, 2], [3, 4]] and y._var is x._var
+    value = handle.value
+    del x, y
+    gc.collect()
+    with pytest.raises(mx.MXNetError, match='not a handle'):
+        NDArray(value)
+
+    seen = {}
+
+    def callback(name, arr):
+        a = NDArray(ctypes.cast(arr, NDArrayHandle), writable=False)
+        seen[ns['py_str'](name)] = nd.min(a).asscalar()
+    sym = mx.sym.Convolution(mx.sym.Variable('data'), kernel=(1, 1), num_filter=1, name='conv')
+    exe = sym.simple_bind(mx.cpu(), data=(1, 3, 4, 4))
+    exe.arg_dict['data'][:] = 2
+    exe.set_monitor_callback(callback, monitor_all=True)
+    exe.forward(is_train=False)
+    nd.waitall()
+    assert set(seen) == {'data', 'conv_data', 'conv_weight', 'conv_bias', 'conv_output'}
+    assert seen['data'] == 2 and seen['conv_bias'] == 0
 
 
 def test_one_element_asnumpy_converts_to_a_number():

@@ -732,6 +732,13 @@ class NDArray:
         take it; see neomx/_capi.py)."""
         return self
 
+    @property
+    def _as_parameter_(self):
+        """What ctypes passes for the array: a handle that ``NDArray(handle=...)`` turns back
+        into it (``ctypes.cast(arr, NDArrayHandle)`` in MXNet's monitor callbacks)."""
+        from .._capi import parameter_of
+        return parameter_of(self)
+
     def __init__(self, handle=None, writable=True):
         """``NDArray(handle=h)``: the array of a handle ``_LIB.MXNDArrayFromDLPack`` wrote (MXNet
         code building arrays through the C API). Arrays are otherwise made by ``nd.array``,
