@@ -241,7 +241,9 @@ class Executor:
             # (cut at mod and floor division, whole elsewhere; cached_op._interpret_shadowed)
             def fn(*ts, generator=None, device=None):
                 return _interpret_shadowed(prog, ts, generator, device)
-        fn, dev, saved = fn or prog.code.fn, self._ctx.torch_device, {}
+        # (the program's size, for the engine's thread policy: a small graph's kernels run
+        # on one intra-op thread, and its backward pass, about twice the work, too)
+        fn, dev, saved = fn or prog.code.fn, self._ctx.torch_device, {'work': prog.work}
         self._saved = saved
 
         def run():
@@ -259,7 +261,7 @@ class Executor:
             saved['inputs'] = [t for t, d in zip(ts, diff) if d]
             saved['names'] = [nm for nm, d in zip(self._input_names, diff) if d]
             saved['outputs'] = rs
-        _engine._engine.push(run, reads, writes, self._ctx, prog.name, where)
+        _engine._engine.push(run, reads, writes, self._ctx, prog.name, where, False, prog.work)
         return outs
 
     # -- monitoring (Monitor.install): every node's outputs, and in backward the gradient
@@ -391,7 +393,9 @@ class Executor:
                     arr._var.tensor = (arr._tensor() + g).to(want)
                 else:
                     arr._var.tensor = dense(g if g.dtype == want else g.to(want))
-        _engine._engine.push(run, reads, writes, self._ctx, '_backward', user_line())
+        work = saved['work']
+        _engine._engine.push(run, reads, writes, self._ctx, '_backward', user_line(), False,
+                             None if work is None else 2 * work)
         if 'trace' in saved:
             for g, _ in targets.values():
                 g.wait_to_read()
