@@ -26,6 +26,8 @@ import importlib.util
 import sys
 import types
 
+from . import _numpy1
+
 __all__ = ['install', 'uninstall', 'installed', 'alias_module', 'MXNetModule', 'ALIAS', 'TARGET',
            'MXNET_VERSION']
 
@@ -146,9 +148,12 @@ _finder = _AliasFinder()
 def install():
     """Makes ``mxnet`` resolve to neomx in this interpreter (first on ``sys.meta_path``, ahead of
     a real MXNet that may be installed). Modules already imported as ``neomx.*`` are registered
-    as ``mxnet.*`` at once, so ``sys.modules`` agrees with what an import would give."""
+    as ``mxnet.*`` at once, so ``sys.modules`` agrees with what an import would give. Code
+    importing ``mxnet`` is written for NumPy 1 too: the names NumPy 2 removed come back
+    (neomx/_numpy1.py)."""
     if _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)
+        _numpy1.restore()
     for name, mod in list(sys.modules.items()):
         if mod is not None and (name == TARGET or name.startswith(TARGET + '.')):
             sys.modules.setdefault(ALIAS + name[len(TARGET):],

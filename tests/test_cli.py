@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import neomx
@@ -91,6 +92,28 @@ def test_run_reports_mxnet_version(tmp_path):
     assert 'same True True True True' in r.stdout
     assert 'shared 5 True mxnet neomx' in r.stdout
     assert 'deleted False' in r.stdout
+
+
+def test_mxnet_code_gets_numpy_1_names(tmp_path):
+    # MXNet-era code uses NumPy 1's names that NumPy 2 removed (np.int, np.NaN, np.round_...):
+    # importing mxnet brings them back, as NumPy 1's aliases; importing neomx alone does not.
+    script = write(tmp_path / 'old.py', """
+        import numpy as np
+        import mxnet as mx
+        x = mx.nd.array([1.6, -2.5]).asnumpy()
+        print('mxnet', np.int is int, np.float is float, np.isnan(np.NaN), np.Inf == np.inf,
+              np.round_(x).tolist(), np.product([2, 3]), np.float_ is np.float64,
+              x.astype(np.int).tolist(), np.asfarray([1, 2]).dtype, np.in1d([1, 5], [5]).tolist())
+    """)
+    r = neomx_cmd('run', script, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "mxnet True True True True [2.0, -2.0] 6 True [1, -2] float64 [False, True]" \
+        in r.stdout, r.stdout
+    if np.lib.NumpyVersion(np.__version__) >= '2.0.0':
+        alone = subprocess.run([sys.executable, '-c', 'import numpy as np, neomx; '
+                                'print(sorted(set(vars(np)) & {"int", "NaN", "round_"}))'],
+                               capture_output=True, text=True, timeout=120)
+        assert alone.stdout.strip() == '[]', alone.stderr
 
 
 @pytest.fixture
