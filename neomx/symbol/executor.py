@@ -215,7 +215,7 @@ class Executor:
                     with torch.no_grad():
                         o._tensor().copy_(t)
         _engine._engine.push(move, [n._var for n in outs], [o._var for o in old], self._ctx,
-                             '_output', where)
+                             '_output', where, False, sum(o.size for o in old))
         return old
 
     def _forward_recorded(self, prog, inputs, where, record=True, fn=None, out_specs=None):
