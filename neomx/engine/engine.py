@@ -24,7 +24,7 @@ from ..base import MXNetError, env_int, user_line
 from .threads import INLINE_WORK, LIGHT_WORK, ThreadBudget
 from .var import pending, track
 
-__all__ = ['EngineError', 'ThreadedEngine', 'NaiveEngine']
+__all__ = ['EngineError', 'ThreadedEngine', 'NaiveEngine', 'NOT_NOW']
 
 
 class EngineError(MXNetError):
@@ -55,6 +55,9 @@ def engine_error(name, where, exc):
                 cls = _TYPED[kind] = type('EngineError', (EngineError, kind), {})
             return cls(name, where, exc)
     return EngineError(name, where, exc)
+
+
+NOT_NOW = object()   # what Engine.run_now returns when the operation must be pushed
 
 
 class Engine:
@@ -102,39 +105,31 @@ class Engine:
             self._fail(writes, name, where, exc)
 
     # -- tiny operations at once ------------------------------------------------------------
-    def run_now(self, ctx, kernel, xv, var, name, arg=None, kwargs=None, yv=None):
-        """``var.tensor = kernel(xv.tensor, arg)`` (or ``kernel(xv.tensor, **kwargs)``; with
-        ``yv``, ``kernel(xv.tensor, yv.tensor, **kwargs)``) at once, in this thread, if that is
-        what push would do with this tiny operation (nothing pending on its inputs, not
-        profiling, not on a GPU) and the inputs need no autograd: returns whether it ran. The
-        hot path of light arithmetic, without the closure and the queue entry. Whoever calls it
-        has checked the operation's work against ``inline_work``."""
-        if self.trace is not None or ctx.device_typeid == 2:
-            return False
-        # Under the push lock: no operation on the inputs can be pushed, and so start, between
-        # the check that nothing is pending and the kernel.
+    def run_now(self, fn, args, reads, out, name):
+        """Runs ``fn(*args)`` at once, in this thread, if that is what ``push`` would do with
+        a tiny operation reading ``reads`` and writing the new Var ``out`` (nothing pushed on it
+        yet): not profiling, nothing pending on ``reads`` and no failed input. Returns what
+        ``fn`` returns, or ``NOT_NOW`` when it did not run (then push the operation). An error
+        is stored on ``out`` (the result is then None) and raised at the next synchronisation,
+        as push's. Without a closure or a queue entry: the hot path of tiny operations
+        (``ndarray.fastpath``), whose caller has checked the work against ``inline_work``, the
+        device (a CPU) and that the operation needs no autograd."""
+        if self.trace is not None:
+            return NOT_NOW
+        # Under the push lock: no operation on the Vars can be pushed, and so start, between
+        # the check that nothing is pending and fn.
         lock = self._lock
-        lock.acquire()
+        lock.acquire()      # cheaper than ``with`` on this path
         try:
-            t = _plain_input(xv)
-            if t is None:
-                return False
-            if yv is not None:
-                u = _plain_input(yv)
-                if u is None:
-                    return False
-                var.tensor = kernel(t, u, **kwargs) if kwargs else kernel(t, u)
-            elif arg is not None:
-                var.tensor = kernel(t, arg)
-            elif kwargs:
-                var.tensor = kernel(t, **kwargs)
-            else:
-                var.tensor = kernel(t)
+            for v in reads:     # as _ready does for the inputs (``out`` is new)
+                if v.error is not None or pending(v):
+                    return NOT_NOW
+            return fn(*args)
         except BaseException as exc:
-            self._fail((var,), name, user_line(), exc)
+            self._fail((out,), name, user_line(), exc)
+            return None
         finally:
             lock.release()
-        return True
 
     def _fail(self, writes, name, where, exc):
         err = exc if isinstance(exc, EngineError) else engine_error(name, where, exc)
@@ -422,7 +417,7 @@ class ThreadedEngine(Engine):
         if (work is not None and work < self.inline_work and not copy and self.trace is None
                 and ctx.device_typeid != 2):
             with self._lock:    # no operation can be pushed meanwhile
-                if _settled(reads, writes):
+                if _ready(reads, writes):
                     # Only while the device's worker is idle (nothing queued, its exec_lock
                     # free and held meanwhile): one thread at a time runs a device's operations.
                     # Two threads running recorded kernels on one leaf tensor deadlock in torch
@@ -465,13 +460,8 @@ class ThreadedEngine(Engine):
                 torch._C._set_grad_enabled(True)
 
     def wait_for_var(self, var, for_write=False):
-        if for_write:
-            for w, s in pending(var, True):
-                w.wait(s)
-        else:
-            w = var.writer
-            if w is not None and w.done < var.wseq:
-                w.wait(var.wseq)
+        for w, s in pending(var, for_write):
+            w.wait(s)
         if var.error is not None:
             self._raise_for(var)
 
@@ -481,36 +471,15 @@ class ThreadedEngine(Engine):
         self._raise_pending()
 
 
-def _readable(v):
-    """Whether every write pushed on Var ``v`` is complete, and none failed."""
-    w = v.writer
-    return (w is None or w.done >= v.wseq) and v.error is None
-
-
-def _plain_input(v):
-    """The tensor of Storage ``v`` when ``run_now`` may read it: readable, and needing no
-    autograd; else None."""
-    if not _readable(v):
-        return None
-    t = v.tensor
-    return None if t is None or t.requires_grad else t
-
-
-def _settled(reads, writes):
-    """Whether every operation pushed on ``reads`` (writes to them) and on ``writes`` (reads
-    and writes) is complete, and no input failed."""
+def _ready(reads, writes):
+    """Whether nothing is pending on ``reads`` (for a reader) and ``writes`` (for a writer),
+    and no input failed: an operation on them may run now."""
     for v in reads:
-        if not _readable(v):
+        if v.error is not None or pending(v):
             return False
     for v in writes:
-        w = v.writer
-        if w is not None and w.done < v.wseq:
+        if pending(v, True):
             return False
-        r = v.readers
-        if r:
-            for w, s in r.items():
-                if w.done < s:
-                    return False
     return True
 
 

@@ -11,7 +11,7 @@ Operations are named by ``(worker, seq)``: ``seq`` counts the operations pushed 
 and the worker's ``done`` counter tells which have completed.
 """
 
-__all__ = ['Var', 'track']
+__all__ = ['Var', 'track', 'pending']
 
 
 class Var:
@@ -65,11 +65,15 @@ def _add(deps, worker, seq):
 
 def pending(var, for_write=False):
     """The ``(worker, seq)`` operations a reader (or, with ``for_write``, a writer) of ``var``
-    must see completed."""
-    out = []
+    must see completed; empty (and false) when there are none. The one test of readiness:
+    waits and the engine's decisions to run an operation at once both use it."""
     w = var.writer
-    if w is not None and w.done < var.wseq:
-        out.append((w, var.wseq))
-    if for_write and var.readers:
-        out.extend((w, s) for w, s in list(var.readers.items()) if w.done < s)
-    return out
+    if not for_write:
+        if w is None or w.done >= var.wseq:
+            return ()
+        return [(w, var.wseq)]
+    out = [] if w is None or w.done >= var.wseq else [(w, var.wseq)]
+    r = var.readers
+    if r:
+        out.extend((w, s) for w, s in list(r.items()) if w.done < s)
+    return out or ()

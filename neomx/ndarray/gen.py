@@ -4,10 +4,11 @@ Calling convention, as MXNet's generated functions: the inputs come first (posit
 name, None for an absent optional input), then the attributes in their declared order or by
 name; ``out=`` writes the result into an existing array, ``ctx=`` places a creation op.
 """
-from ..base import MXNetError, mode
+from ..base import MXNetError
 from ..context import Context
 from ..ops import registry
-from .ndarray import NDArray, _now, invoke, user_line
+from . import fastpath
+from .ndarray import NDArray, invoke, user_line
 
 __all__ = ['nd_function', 'bind_args', 'parse_ctx']
 
@@ -90,22 +91,15 @@ def nd_function(op):
         defaults = None
         n_inputs = -1
 
-    # One plain input whose shape and dtype were seen before: the spec is at hand and a tiny
-    # operation runs at once (_now), as in arithmetic.
-    specs = op.specs if op.simple and n_inputs == 1 else None
-    now_attrs = defaults or None
+    # One array input and no attributes given (nd.relu(x)): the fast path of tiny operations.
+    fast = op.simple and n_inputs == 1
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
         if len(args) == n_inputs and not kwargs and out is None and ctx is None:
-            if specs is not None:
-                x = args[0]
-                if (x.__class__ is NDArray and x._view is None and not mode.recording
-                        and mode.tracing is None):
-                    spec = specs.get((x._shape, x._dtype))
-                    if spec is not None:
-                        r = _now(op.name, x, None, spec, None, now_attrs)
-                        if r is not None:
-                            return r
+            if fast and args[0].__class__ is NDArray:
+                r = fastpath.call(op, args[0], None, None, defaults)
+                if r is not None:
+                    return r
             for a in args:
                 if a.__class__ is not NDArray:
                     break

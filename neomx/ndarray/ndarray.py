@@ -22,7 +22,6 @@ from ..base import MXNetError, dtype_name, dtype_np, dtype_torch, mode, user_lin
 from ..context import Context, current_context
 from ..engine import Var
 from ..ops import registry
-from ..ops.elemwise import scalar_tensor
 from ..ops.layout import dense, is_dense, row_major as _strides
 from ..ops.registry import ShapeError
 from . import one_element as _one_element
@@ -46,8 +45,21 @@ class Storage(Var):
     pass has freed its graph). ``leaves`` holds weak references to the marked variables'
     Storages (a marked variable's own set names itself); the ``parents`` chain keeps them alive
     while a recorded result needs them."""
-    __slots__ = ('tensor', 'grad', 'grad_req', 'leaves', 'parents', 'recipe', 'fresh_grad',
-                 'shadow')
+    # The autograd state is set on few Storages (marked variables, recorded results): it lives
+    # in the instance dictionary, made when first set, and reads fall back to the defaults
+    # below. A new Storage sets only the tensor and the Var's fields (the hot path makes one
+    # per operation).
+    __slots__ = ('tensor', '__dict__')
+    grad = None
+    grad_req = 'null'
+    leaves = None
+    parents = None
+    recipe = None
+    fresh_grad = False   # set by backward, cleared by the Trainer (stale gradients)
+    # Integer arrays are differentiated (as in MXNet) through a float64 copy that torch
+    # autograd can follow: set for a marked integer variable and the integer results
+    # recorded from it (see _closure_shadow); True until the engine has made it.
+    shadow = None
 
     def __init__(self, tensor=None):
         self.writer = None
@@ -55,16 +67,6 @@ class Storage(Var):
         self.readers = None
         self.error = None
         self.tensor = tensor
-        self.grad = None
-        self.grad_req = 'null'
-        self.leaves = None
-        self.parents = None
-        self.recipe = None
-        self.fresh_grad = False   # set by backward, cleared by the Trainer (stale gradients)
-        # Integer arrays are differentiated (as in MXNet) through a float64 copy that torch
-        # autograd can follow: set for a marked integer variable and the integer results
-        # recorded from it (see _closure_shadow); True until the engine has made it.
-        self.shadow = None
 
 
 class RNGState(Var):
@@ -201,17 +203,20 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     caller's line."""
     if mode.tracing is not None:
         return _traced(op, inputs, attrs, out, ctx, where)
-    if op.simple and out is None and not mode.recording:
+    if op.simple and out is None:
         n = len(inputs)
         if n == 1:
-            x = inputs[0]
-            if x is not None and x._view is None:
-                return _invoke_plain(op, x, None, attrs, where)
-        elif n == 2 and op.specs is not None:
+            if inputs[0] is not None:
+                res = _fastpath.call(op, inputs[0], None, None, attrs, where)
+                if res is not None:
+                    return res
+        elif n == 2:
             a, b = inputs
-            if (a is not None and b is not None and a._view is None and b._view is None
-                    and (a._ctx is b._ctx or a._ctx == b._ctx)):
-                return _invoke_plain(op, a, b, attrs, where)
+            # Arrays of two classes take the general path, which picks the result's class.
+            if a is not None and b is not None and a.__class__ is b.__class__:
+                res = _fastpath.call(op, a, b, None, attrs, where)
+                if res is not None:
+                    return res
     if where is None:
         where = user_line()
     if inputs:
@@ -269,8 +274,8 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
         fn = _closure1(op.kernel, inputs, kw, outs[0]._var, rec, op.view)
     else:
         fn = _closure_n(op.kernel, inputs, kw, [o._var for o in outs], rec, op.view)
-    _engine._engine.push(fn, in_vars, writes, ctx, op.name, where, False,
-                         op.work(attrs, shapes, out_shapes))
+    _engine.current().push(fn, in_vars, writes, ctx, op.name, where, False,
+                           op.work(attrs, shapes, out_shapes))
     if out is not None:
         return out
     if op.num_outputs(attrs) == 1 and len(outs) == 1:
@@ -309,99 +314,6 @@ def _traced(op, inputs, attrs, out, ctx, where):
         for t, r in zip(targets, results):
             trace.alias(t, r)
     return res
-
-
-def _spec(op, attrs, shapes, dtypes, where):
-    """(output shape, dtype, work, kernel) of a one-output call, raising MXNetError for inputs
-    that do not fit. The kernel is the operator's, or the torch function it calls when the
-    inputs are floating point and it adds nothing there (``float_direct``)."""
-    try:
-        (oshape,), (odtype,) = op.infer(attrs, shapes, dtypes)
-    except ShapeError as e:
-        raise _shape_error(op, e, attrs, shapes, dtypes, where or user_line(3)) from None
-    work = op.work(attrs, shapes, (oshape,))
-    kernel = op.kernel
-    direct = getattr(kernel, 'float_direct', None)
-    if direct is not None and all(d in _FLOATS for d in dtypes):
-        kernel = direct
-    return oshape, odtype, _UNKNOWN_WORK if work is None else work, kernel
-
-
-# A heavy operation without a cost rule counts as more work than any threshold: never inline.
-_UNKNOWN_WORK = float('inf')
-
-
-def _remember(specs, key, spec):
-    if len(specs) > 1024:
-        specs.clear()
-    specs[key] = spec
-
-
-def _now(name, a, b, spec, arg, attrs=None):
-    """Runs the tiny one-output operation ``spec`` (from ``_spec``) on the plain arrays ``a``
-    (and ``b``; or the extra argument ``arg``) at once in this thread, as
-    ``Engine.run_now`` decides; returns its output, or None when it must be queued."""
-    eng = _engine._engine
-    if spec[2] >= eng.inline_work:
-        return None
-    var = Storage()
-    ctx = a._ctx
-    if not eng.run_now(ctx, spec[3], a._var, var, name, arg, attrs,
-                       None if b is None else b._var):
-        return None
-    cls = a.__class__
-    if cls is not NDArray:
-        cls = getattr(cls, '_result_class', cls)
-    out = _new(cls)
-    out._var = var
-    out._shape = spec[0]
-    out._dtype = spec[1]
-    out._ctx = ctx
-    out._view = None
-    return out
-
-
-def _invoke_plain(op, a, b, attrs, where):
-    """``invoke`` for the commonest cases, kept short: one plain input ``a``, or two on one
-    device (``b``; then the attributes must leave the output shape alone, as in arithmetic
-    between arrays); one output, nothing recorded, generated or mutated. ``where`` None: found
-    only when needed."""
-    specs = op.specs
-    if b is None:
-        key = (a._shape, a._dtype)
-        shapes, dtypes = key[:1], key[1:]
-    else:
-        key = (a._shape, b._shape, a._dtype, b._dtype)
-        shapes, dtypes = key[:2], key[2:]
-    spec = specs.get(key) if specs is not None else None
-    if spec is None:
-        spec = _spec(op, attrs, shapes, dtypes, where)
-        if specs is not None:
-            _remember(specs, key, spec)
-    out = _now(op.name, a, b, spec, None, attrs)
-    if out is not None:
-        return out
-    var = Storage()
-    ctx = a._ctx
-    out = _make(var, spec[0], spec[1], ctx)
-    if a.__class__ is not NDArray:
-        out.__class__ = getattr(a.__class__, '_result_class', a.__class__)
-    av = a._var
-    kernel = spec[3]
-    if b is None:
-        reads = (av,)
-
-        def fn():
-            var.tensor = kernel(av.tensor, **attrs)
-    else:
-        bv = b._var
-        reads = (av, bv)
-
-        def fn():
-            var.tensor = kernel(av.tensor, bv.tensor, **attrs)
-    _engine._engine.push(fn, reads, (var,), ctx, op.name, where or user_line(), False,
-                         spec[2])
-    return out
 
 
 def _shape_error(op, exc, attrs, shapes, dtypes, where):
@@ -622,70 +534,36 @@ def push_write(target, fn_value, reads, name, where=None):
                 dst.copy_(value)
             else:
                 dst.fill_(value)
-    _engine._engine.push(fn, reads, [target._var], target._ctx, name, where)
+    _engine.current().push(fn, reads, [target._var], target._ctx, name, where)
     return target
 
 
 def waitall():
     """Blocks until every pushed operation is complete, then raises the first error of the
     operations it waited for."""
-    _engine._engine.waitall()
-
-
-_FLOATS = frozenset(('float32', 'float64', 'float16', 'bfloat16'))
+    _engine.current().waitall()
 
 
 def _arith(array_name, scalar_name):
     """The NDArray method ``x (op) other``: operator ``scalar_name`` with a number,
-    ``array_name`` with an array (None: a reflected method, which only numbers reach).
-
-    The hot path of arithmetic: a plain array outside autograd, with a number or a plain array
-    on its device, looks its operation up in one dictionary and runs it at once when the engine
-    can (``_now``). Everything else, and the first call of each kind, takes ``_binary``."""
+    ``array_name`` with an array (None: a reflected method, which only numbers reach). A plain
+    array with a number or a plain array takes the fast path (``fastpath.call``); the rest, or
+    what the fast path declines, ``_binary``."""
     array_op = registry.get(array_name) if array_name else None
-    array_specs = array_op.specs if array_op is not None and array_op.simple else None
     scalar_op = registry.get(scalar_name)
-    scalar_specs = {}   # (number, shape, dtype) -> (shape, dtype, work, kernel, argument)
 
     def method(self, other):
-        if self._view is None and not mode.recording and mode.tracing is None:
-            cls = other.__class__
-            if cls is float or cls is int:
-                spec = scalar_specs.get((other, self._shape, self._dtype))
-                if spec is None and other:    # not zero: 0.0 and -0.0 are one key
-                    spec = _scalar_spec(scalar_op, self, other, scalar_specs)
-                if spec is not None:
-                    out = _now(scalar_op.name, self, None, spec, spec[4])
-                    if out is not None:
-                        return out
-            elif (cls is NDArray and array_specs is not None and other._view is None
-                  and self._ctx.key == other._ctx.key):
-                spec = array_specs.get((self._shape, other._shape, self._dtype, other._dtype))
-                if spec is not None:
-                    out = _now(array_op.name, self, other, spec, None)
-                    if out is not None:
-                        return out
+        cls = other.__class__
+        if cls is float or cls is int:
+            out = _fast_call(scalar_op, self, None, other)
+            if out is not None:
+                return out
+        elif cls is NDArray and array_op is not None:
+            out = _fast_call(array_op, self, other)
+            if out is not None:
+                return out
         return _binary(self, other, array_name, scalar_name)
     return method
-
-
-def _scalar_spec(op, x, number, scalar_specs):
-    """Remembers in ``scalar_specs`` (and returns) how ``x (op) number`` runs once ``op.specs``
-    knows the array's shape and dtype: the kernel and the argument it takes. On floating-point
-    arrays that is the number as a 0-dim tensor of the array's dtype (MXNet's rule, and faster
-    in ATen); on others, the kernel casts the number."""
-    spec = op.specs.get((x._shape, x._dtype))
-    if spec is None:
-        return None
-    direct = getattr(op.kernel, 'float_kernel', None)
-    if direct is not None and x._dtype in _FLOATS:
-        spec = spec[:3] + (direct, scalar_tensor(number, dtype_torch(x._dtype)))
-    else:
-        spec = spec[:3] + (op.kernel, float(number))
-    if len(scalar_specs) >= 1024:
-        scalar_specs.clear()
-    scalar_specs[(number, x._shape, x._dtype)] = spec
-    return spec
 
 
 # -- the array ----------------------------------------------------------------------------
@@ -797,7 +675,7 @@ class NDArray:
         MXNet reads such an array's memory, unset; neomx gives zeros."""
         var = self._var
         need = (self._view or 0) + self.size
-        with _engine._engine._lock:
+        with _engine.current()._lock:
             t = var.tensor
             if t is None or t.numel() < need:
                 fresh = torch.zeros(need if self._view is not None else self._shape,
@@ -812,11 +690,11 @@ class NDArray:
         if mode.tracing is not None:
             # values read while a block is traced: its graph depends on them
             mode.tracing.values_read = True
-        _engine._engine.wait_for_var(self._var)
+        _engine.current().wait_for_var(self._var)
 
     def wait_to_write(self):
         """Blocks until pending reads and writes of this array are done."""
-        _engine._engine.wait_for_var(self._var, True)
+        _engine.current().wait_for_var(self._var, True)
 
     def asnumpy(self):
         """A numpy copy of the array (waits for it). Under NumPy 2 a one-element result converts
@@ -1150,25 +1028,15 @@ def _op(name):
     return f
 
 
-_SCALAR_OPS = {}
-
-
-def _scalar_op(name):
-    op = _SCALAR_OPS.get(name)
-    if op is None:
-        op = _SCALAR_OPS[name] = registry.get(name)
-    return op
-
-
 def _binary(lhs, rhs, array_op, scalar_op):
     """``lhs (op) rhs`` for an NDArray ``lhs``; ``array_op`` None means rhs is the left operand
     of a reflected scalar op."""
     if isinstance(rhs, NDArray):
         if array_op is None:
             return NotImplemented
-        return invoke(_scalar_op(array_op), (lhs, rhs), _EMPTY)
+        return invoke(registry.get(array_op), (lhs, rhs), _EMPTY)
     if isinstance(rhs, _REAL):
-        op = _scalar_op(scalar_op)
+        op = registry.get(scalar_op)
         return invoke(op, (lhs,), {'scalar': float(rhs)}, where=user_line())
     if isinstance(rhs, np.ndarray):
         from .creation import array as _array
@@ -1179,9 +1047,9 @@ def _binary(lhs, rhs, array_op, scalar_op):
 def _inplace(self, other, array_op, scalar_op):
     where = user_line()
     if isinstance(other, NDArray):
-        return invoke(_scalar_op(array_op), (self, other), _EMPTY, out=self, where=where)
+        return invoke(registry.get(array_op), (self, other), _EMPTY, out=self, where=where)
     if isinstance(other, _REAL):
-        return invoke(_scalar_op(scalar_op), (self,), {'scalar': float(other)}, out=self, where=where)
+        return invoke(registry.get(scalar_op), (self,), {'scalar': float(other)}, out=self, where=where)
     raise TypeError("unsupported operand type %s for in-place %s" % (type(other).__name__, array_op))
 
 
@@ -1202,7 +1070,7 @@ def copy_into(src, dst):
     dtype = dtype_torch(dst._dtype)
 
     gpu = dev.type == 'cuda' or src._ctx.device_typeid == 2
-    stream_of = getattr(_engine._engine, 'stream_of', None) if gpu else None
+    stream_of = getattr(_engine.current(), 'stream_of', None) if gpu else None
     dst_stream = stream_of(dst._ctx) if stream_of is not None and dev.type == 'cuda' else None
 
     def fn():
@@ -1228,4 +1096,8 @@ def copy_into(src, dst):
             if rec:
                 torch.set_grad_enabled(False)
     reads = [src._var]
-    _engine._engine.push(fn, reads, [dst._var], dst._ctx, '_copyto', where, copy=cross)
+    _engine.current().push(fn, reads, [dst._var], dst._ctx, '_copyto', where, copy=cross)
+
+
+from . import fastpath as _fastpath  # noqa: E402  (it builds on the names above)
+_fast_call = _fastpath.call

@@ -100,14 +100,16 @@ _COMPARE = {
 }
 
 
-# ``kernel.float_direct``: the torch function a kernel calls, for callers that know the inputs
-# are floating point (where the kernel adds nothing to it) and save a Python frame.
+# ``kernel.on_floats``: the torch function a kernel calls when its inputs are floating point
+# (where the kernel adds nothing to it), taking the input tensors, and a scalar operand as a
+# 0-dim tensor of their dtype, positionally. The fast path of tiny operations
+# (``ndarray.fastpath``) calls it and saves a Python frame.
 
 def _register_binary(name, f, elem_aliases):
     def bk(lhs, rhs):
         return f(lhs, rhs)
     bk.__doc__ = "Elementwise %s of two arrays with broadcasting." % name
-    bk.float_direct = f
+    bk.on_floats = f
     aliases = {'add': ('broadcast_plus',), 'sub': ('broadcast_minus',)}.get(name, ())
     register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=_broadcast_rule, infer_attrs=(),
              aliases=aliases)(bk)
@@ -115,7 +117,7 @@ def _register_binary(name, f, elem_aliases):
     def ek(lhs, rhs):
         return f(lhs, rhs)
     ek.__doc__ = "Elementwise %s of two arrays of the same shape." % name
-    ek.float_direct = f
+    ek.on_floats = f
     register('elemwise_' + name if name in ('add', 'sub', 'mul', 'div') else '_elemwise_' + name,
              inputs=('lhs', 'rhs'), infer=_elemwise_rule, infer_attrs=(),
              aliases=elem_aliases, named_outputs=name == 'add')(ek)
@@ -178,9 +180,7 @@ def _register_scalar(name, f, aliases=(), tensor_scalar=False):
             if data.is_floating_point():
                 return f(data, scalar_tensor(scalar, data.dtype))
             return _as_dtype(f(data, _scalar(data, scalar)), data)
-        # Callers that know at push time that the data is floating-point may call ``f`` with
-        # scalar_tensor(scalar, dtype) directly.
-        k.float_kernel = f
+        k.on_floats = f
     else:
         def k(data, scalar):
             return _as_dtype(f(data, _scalar(data, scalar)), data)
@@ -231,7 +231,7 @@ def _unary(f, name):
         return r if r.dtype == data.dtype else r.to(data.dtype)
     k.__name__ = name
     k.__doc__ = "Elementwise %s." % name
-    k.float_direct = f
+    k.on_floats = f
     return k
 
 

@@ -267,9 +267,6 @@ class Op:
             self.kernel = _with_grad(kernel, grad, name)
         # One output, no generator, train flag, device, mutation or view: the fast path.
         self.simple = (num_outputs == 1 and not (rng or train or creation or mutate or view))
-        # (output shape, dtype, work) of calls whose attributes do not change the shape (None
-        # when they may), per (shape, dtype) of one input or (shape, shape, dtype, dtype) of two.
-        self.specs = {} if infer_attrs == () else None
 
     def __repr__(self):
         return '<Op %s>' % self.name

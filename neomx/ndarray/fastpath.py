@@ -1,0 +1,174 @@
+"""The hot path of tiny operations: ``x + 1``, ``x * y``, ``nd.relu(x)`` on plain arrays
+outside autograd, in one place, behind one entry point, ``call``.
+
+The first call of a kind (operator, input shapes and dtypes, and the number of ``x + 1``)
+infers its output and remembers a ``Plan``; later calls of that kind look it up in one
+dictionary, make the output array and either run the kernel at once (a tiny operation on a
+CPU whose inputs have nothing pending and need no autograd: ``Engine.run_now``) or push it.
+Everything else (autograd, views, tracing, ``out=``, several outputs, generators) takes
+``invoke``'s general path. Any change here must keep ``tests/test_ops_elemwise.py``'s "same
+bits on every call" test passing.
+
+>>> import neomx as mx
+>>> x = mx.nd.ones((2,))
+>>> (x + 1).asnumpy().tolist()
+[2.0, 2.0]
+>>> (x + 1).asnumpy().tolist()      # the same kind: its plan is remembered
+[2.0, 2.0]
+"""
+from functools import partial
+
+from .. import engine as _engine
+from ..base import dtype_torch, mode, user_line
+from ..ops.elemwise import scalar_tensor
+from ..ops.registry import ShapeError
+from ..engine.engine import NOT_NOW
+from .ndarray import NDArray, Storage, _make, _new, _shape_error
+
+__all__ = ['Plan', 'call']
+
+_FLOATS = frozenset(('float32', 'float64', 'float16', 'bfloat16'))
+_EMPTY = {}
+# A heavy operation without a cost rule counts as more work than any threshold: never inline.
+_UNKNOWN_WORK = float('inf')
+
+
+class Plan:
+    """What the fast path remembers of one kind of call: the output's shape and dtype, the
+    operation's work (for the engine's inline threshold), the kernel, and the extra positional
+    argument the kernel takes after the input tensors (the number of ``x + 1``: a 0-dim tensor
+    of the array's dtype for ``kernel.on_floats``, else a float; None for none)."""
+    __slots__ = ('shape', 'dtype', 'work', 'kernel', 'arg')
+
+    def __init__(self, shape, dtype, work, kernel, arg):
+        self.shape = shape
+        self.dtype = dtype
+        self.work = work
+        self.kernel = kernel
+        self.arg = arg
+
+    def __repr__(self):
+        return 'Plan(shape=%r, dtype=%r, work=%r, kernel=%s, arg=%r)' % (
+            self.shape, self.dtype, self.work, getattr(self.kernel, '__name__', self.kernel),
+            self.arg)
+
+
+# (op, shape, dtype), (op, shape, shape, dtype, dtype) or (op, number, shape, dtype) -> Plan;
+# only for operators whose attributes leave the output's shape and dtype alone.
+_PLANS = {}
+
+
+def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
+    """``op`` on the plain array ``a`` and, if given, the array ``b`` on its device or the
+    ``number`` (a scalar operator's ``scalar``), with the parsed ``attrs``: its output array,
+    or None when the call is not one for this path (the caller takes ``invoke``'s). ``where``,
+    the user's line, is found only when needed."""
+    if a._view is not None or mode.recording or mode.tracing is not None:
+        return None
+    if number is not None:
+        key = (op, number, a._shape, a._dtype)
+    elif b is None:
+        key = (op, a._shape, a._dtype)
+    elif b._view is None and (a._ctx is b._ctx or a._ctx == b._ctx):
+        key = (op, a._shape, b._shape, a._dtype, b._dtype)
+    else:
+        return None
+    plan = _PLANS.get(key)
+    if plan is None:
+        if not op.simple:
+            return None
+        plan = _plan(op, a, b, number, attrs, where)
+        # 0.0 and -0.0 are one key but not one multiplier: zero is planned at every call.
+        if op.infer_attrs == () and (number is None or number):
+            if len(_PLANS) >= 4096:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    ctx = a._ctx
+    eng = _engine.current()
+    av = a._var
+    kernel = plan.kernel
+    arg = plan.arg
+    var = Storage()
+    if plan.work < eng.inline_work and ctx.device_typeid != 2:
+        # At once, in this thread: Engine.run_now checks that nothing is pending on the inputs;
+        # the fast path checks that they need no autograd (a kernel on a marked variable would
+        # record a graph here). The output is new: nobody else sees it before it is returned.
+        t = av.tensor
+        if t is not None and not t.requires_grad:
+            if b is not None:
+                bv = b._var
+                u = bv.tensor
+                if u is None or u.requires_grad:
+                    r = NOT_NOW
+                elif attrs:
+                    r = eng.run_now(partial(kernel, **attrs), (t, u), (av, bv), var, op.name)
+                else:
+                    r = eng.run_now(kernel, (t, u), (av, bv), var, op.name)
+            elif arg is not None:
+                r = eng.run_now(kernel, (t, arg), (av,), var, op.name)
+            elif attrs:
+                r = eng.run_now(partial(kernel, **attrs), (t,), (av,), var, op.name)
+            else:
+                r = eng.run_now(kernel, (t,), (av,), var, op.name)
+            if r is not NOT_NOW:
+                var.tensor = r
+                cls = a.__class__
+                if cls is not NDArray:
+                    cls = getattr(cls, '_result_class', cls)   # sparse: dense results
+                out = _new(cls)
+                out._var = var
+                out._shape = plan.shape
+                out._dtype = plan.dtype
+                out._ctx = ctx
+                out._view = None
+                return out
+    if b is None:
+        reads = (av,)
+        if arg is not None:
+            def fn():
+                var.tensor = kernel(av.tensor, arg)
+        else:
+            def fn():
+                var.tensor = kernel(av.tensor, **attrs)
+    else:
+        bv = b._var
+        reads = (av, bv)
+
+        def fn():
+            var.tensor = kernel(av.tensor, bv.tensor, **attrs)
+    out = _make(var, plan.shape, plan.dtype, ctx)
+    if a.__class__ is not NDArray:
+        out.__class__ = getattr(a.__class__, '_result_class', a.__class__)
+    eng.push(fn, reads, (var,), ctx, op.name, where or user_line(), False, plan.work)
+    return out
+
+
+def _plan(op, a, b, number, attrs, where):
+    """Infers the Plan of a call, raising MXNetError (naming the operator, the inputs and the
+    user's line) for inputs that do not fit. On floating-point inputs the kernel is
+    ``kernel.on_floats`` when the operator has one: the torch function it calls there, taking
+    the input tensors (and the number as a 0-dim tensor) positionally."""
+    if number is not None:
+        attrs = {'scalar': float(number)}
+    if b is None:
+        shapes, dtypes = (a._shape,), (a._dtype,)
+    else:
+        shapes, dtypes = (a._shape, b._shape), (a._dtype, b._dtype)
+    try:
+        (oshape,), (odtype,) = op.infer(attrs, shapes, dtypes)
+    except ShapeError as e:
+        raise _shape_error(op, e, attrs, shapes, dtypes, where or user_line()) from None
+    work = op.work(attrs, shapes, (oshape,))
+    kernel = op.kernel
+    on_floats = getattr(kernel, 'on_floats', None)
+    floats = all(d in _FLOATS for d in dtypes)
+    arg = None
+    if number is not None:
+        if on_floats is not None and floats:
+            kernel = on_floats
+            arg = scalar_tensor(number, dtype_torch(a._dtype))
+        else:
+            arg = float(number)
+    elif on_floats is not None and floats and not attrs:
+        kernel = on_floats
+    return Plan(oshape, odtype, _UNKNOWN_WORK if work is None else work, kernel, arg)

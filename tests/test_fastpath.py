@@ -1,0 +1,129 @@
+"""The fast path of tiny operations (``ndarray.fastpath``) and the engine's ``run_now``."""
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import neomx as mx
+from neomx import nd
+from neomx.engine import EngineError, NaiveEngine, ThreadedEngine, Var
+from neomx.engine.engine import NOT_NOW
+from neomx.engine.var import pending
+from neomx.ndarray import fastpath
+from neomx.ops import registry
+
+
+def _plans_of(op_name):
+    op = registry.get(op_name)
+    return {k: p for k, p in fastpath._PLANS.items() if k[0] is op}
+
+
+def test_a_call_of_a_new_kind_leaves_a_named_plan():
+    x = nd.ones((3, 7))
+    y = x * 1.25
+    plans = _plans_of('_mul_scalar')
+    plan = plans[(registry.get('_mul_scalar'), 1.25, (3, 7), 'float32')]
+    assert isinstance(plan, fastpath.Plan)
+    assert plan.shape == (3, 7) and plan.dtype == 'float32' and plan.work == 42
+    # floating point: the torch function itself, with the number as a float32 0-dim tensor
+    assert plan.kernel is torch.mul
+    assert plan.arg.dtype == torch.float32 and plan.arg.dim() == 0 and float(plan.arg) == 1.25
+    assert y.asnumpy().tolist() == [[1.25] * 7] * 3
+
+
+def test_integer_arrays_plan_the_operators_own_kernel():
+    x = nd.array([1, 2, 3], dtype='int32')
+    assert (x * 2.7).asnumpy().tolist() == [2, 4, 6]      # the number truncated, as in MXNet
+    plan = fastpath._PLANS[(registry.get('_mul_scalar'), 2.7, (3,), 'int32')]
+    assert plan.kernel is registry.get('_mul_scalar').kernel and plan.arg == 2.7
+
+
+def test_arrays_and_named_operators_share_the_one_entry_point():
+    x, y = nd.ones((2, 5)), nd.ones((2, 5)) * 3
+    assert (x + y).asnumpy().tolist() == [[4] * 5] * 2
+    assert fastpath._PLANS[(registry.get('broadcast_add'), (2, 5), (2, 5), 'float32',
+                            'float32')].kernel is torch.add
+    r = nd.relu(x - y)
+    assert r.asnumpy().tolist() == [[0] * 5] * 2
+    assert fastpath._PLANS[(registry.get('relu'), (2, 5), 'float32')].work == 20
+
+
+def test_signed_zero_is_planned_at_every_call():
+    one = nd.ones((4,))
+    assert np.signbit((one * -0.0).asnumpy()).all()
+    assert not np.signbit((one * 0.0).asnumpy()).any()
+    assert np.signbit((one * -0.0).asnumpy()).all()
+    assert not any(k[1] == 0 for k in _plans_of('_mul_scalar'))
+
+
+def test_fast_path_declines_views_autograd_and_other_devices():
+    x = nd.ones((4, 3))
+    assert fastpath.call(registry.get('_plus_scalar'), x[1], None, 1) is None     # a view
+    with mx.autograd.record():
+        assert fastpath.call(registry.get('_plus_scalar'), x, None, 1) is None
+    y = nd.ones((4, 3), ctx=mx.cpu(1))
+    assert fastpath.call(registry.get('broadcast_add'), x, y) is None
+    # and the general path still gives the answers
+    assert (x[1] + 1).asnumpy().tolist() == [2, 2, 2]
+
+
+def test_tiny_op_on_a_pending_input_is_pushed_in_order():
+    if not isinstance(mx.engine.current(), ThreadedEngine):
+        pytest.skip('NaiveEngine has nothing pending')
+    gate = threading.Event()
+    x = nd.ones((3,))
+    x.wait_to_read()
+
+    def slow():
+        gate.wait()
+        x._var.tensor = torch.full((3,), 5.0)
+    mx.engine.current().push(slow, [], [x._var], x.context, 'slow')
+    y = x + 1                           # x has a pending write: queued behind it, not run now
+    assert y.shape == (3,) and pending(y._var)
+    gate.set()
+    assert y.asnumpy().tolist() == [6, 6, 6]
+
+
+def test_fast_path_error_is_raised_at_the_next_sync():
+    bad = nd.array([1, 2], dtype='int32')
+    bad.wait_to_read()
+    out = bad / 0                       # ATen raises inside the fast path
+    with pytest.raises(EngineError, match='_div_scalar'):
+        out.wait_to_read()
+    assert (nd.ones((2,)) + 1).asnumpy().tolist() == [2, 2]
+
+
+@pytest.mark.parametrize('make', [ThreadedEngine, NaiveEngine])
+def test_run_now_runs_the_closure_only_when_nothing_is_pending(make):
+    eng = make()
+    v = Var()
+    out = Var()
+    assert eng.run_now(max, (1, 2), [v], out, 'tiny') == 2
+    assert eng.run_now(lambda: 1 / 0, (), [v], out, 'tiny_div') is None     # ran, and failed
+    with pytest.raises(EngineError, match='tiny_div failed: ZeroDivisionError'):
+        eng.wait_for_var(out)
+    # A failed input: not run (pushing it propagates the error instead).
+    assert eng.run_now(lambda: 1 / 0, (), [], v, 'fail_v') is None
+    assert eng.run_now(max, (1, 2), [v], Var(), 'tiny') is NOT_NOW
+    with pytest.raises(EngineError):
+        eng.wait_for_var(v)
+    assert eng.run_now(max, (1, 2), [v], Var(), 'tiny') == 2     # raised once: readable again
+    eng.trace = []                      # profiling: every operation goes through push
+    assert eng.run_now(max, (1, 2), [], Var(), 'tiny') is NOT_NOW
+    eng.trace = None
+    eng.shutdown()
+
+
+def test_run_now_refuses_inputs_with_pending_writes():
+    eng = ThreadedEngine()
+    gate = threading.Event()
+    v, u = Var(), Var()
+    eng.push(gate.wait, [v], [u], mx.cpu(0), 'reader')     # reads v, writes u: queued
+    assert pending(u) and not pending(v) and pending(v, for_write=True)
+    assert eng.run_now(max, (1, 2), [u], Var(), 'read_u') is NOT_NOW     # u is being written
+    assert eng.run_now(max, (3, 4), [v], Var(), 'read_v') == 4           # reads may share
+    gate.set()
+    eng.waitall()
+    assert not pending(u) and not pending(v, for_write=True)
+    eng.shutdown()
