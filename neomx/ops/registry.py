@@ -209,7 +209,8 @@ _REGISTRY = {}
 
 
 class Op:
-    """One operator. See the module docstring for the fields."""
+    """One operator: its fields are the keywords of ``register`` (what each one means:
+    DEVELOPERS.md, "Adding an operator"); every one of them is read somewhere."""
     # ``bind_inputs(args, kwargs, array_type) -> (inputs, attribute kwargs)``: how a call's
     # arguments become inputs, for an entry whose inputs the attributes name (Custom).
     bind_inputs = None
