@@ -279,10 +279,11 @@ def rand_ndarray(shape, stype='default', density=None, dtype=None, modifier_func
 def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
                         data_init=None, rsp_indices=None, modifier_func=None,
                         shuffle_csr_indices=False, ctx=None):
-    """(a random array of storage type ``stype``, its parts as numpy arrays: ``(data,
-    indices, indptr)`` for csr, ``(data, indices)`` for row_sparse). A fraction ``density``
-    (random when None) of the elements (csr) or rows (row_sparse) is non-zero; ``data_init``
-    sets their value, ``rsp_indices`` the rows of a row_sparse array."""
+    """(a random array of storage type ``stype``, its parts as numpy arrays: ``(indptr,
+    indices, data)`` for csr, ``(data, indices)`` for row_sparse, as MXNet orders them). A
+    fraction ``density`` (random when None) of the elements (csr) or rows (row_sparse) is
+    non-zero; ``data_init`` sets their value, ``rsp_indices`` the rows of a row_sparse array;
+    ``distribution='powerlaw'`` (csr) fills row i from the left with up to 2^(i+1) values."""
     from .ndarray import sparse
     if distribution not in (None, 'uniform', 'powerlaw'):
         raise MXNetError("rand_sparse_ndarray: unknown distribution %r (expected 'uniform' or "
@@ -300,7 +301,10 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
             keep = np.random.rand(shape[0]) < density
         values[~keep] = 0
     elif stype == 'csr':
-        values[np.random.rand(*shape) >= density] = 0
+        if distribution == 'powerlaw':
+            values = _powerlaw_csr_values(shape, density)
+        else:
+            values[np.random.rand(*shape) >= density] = 0
     else:
         raise MXNetError("rand_sparse_ndarray: stype must be 'csr' or 'row_sparse', got %r"
                          % (stype,))
@@ -309,9 +313,39 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
         values = np.vectorize(modifier_func)(values).astype(dtype)
     ctor = sparse.csr_matrix if stype == 'csr' else sparse.row_sparse_array
     arr = ctor(values, ctx=ctx or default_context(), dtype=dtype)
-    parts = (arr.data.asnumpy(), arr.indices.asnumpy()) + \
-        ((arr.indptr.asnumpy(),) if stype == 'csr' else ())
+    parts = (arr.indptr.asnumpy(), arr.indices.asnumpy(), arr.data.asnumpy()) \
+        if stype == 'csr' else (arr.data.asnumpy(), arr.indices.asnumpy())
     return arr, parts
+
+
+def _powerlaw_csr_values(shape, density):
+    """Dense values of a csr matrix whose rows fill from the left, row i holding up to 2^(i+1)
+    values (MXNet's "powerlaw" test data): ``int(rows * cols * density)`` values in all, first
+    one at the start of every row, then the rows in order up to their limit. The values lie in
+    (1, 3)."""
+    rows, cols = shape
+    if not 0 <= density <= 1:
+        raise ValueError("rand_sparse_ndarray: density must lie in [0, 1], got %s" % density)
+    total = int(rows * cols * density)
+    if rows <= 0 or cols <= 0 or total < 2 * rows:
+        raise ValueError("rand_sparse_ndarray: a powerlaw csr array of shape %s needs at least "
+                         "2 values per row, density %s gives %d" % (tuple(shape), density, total))
+    filled = np.zeros(rows, dtype=np.int64)     # values per row, each a run from column 0
+    filled[:] = 1                               # total >= 2 * rows: every row gets its first
+    left = total - rows
+    for r in range(rows):
+        extra = min(min(cols, 2 ** (r + 1)) - 1, left)
+        filled[r] += extra
+        left -= extra
+        if left == 0:
+            break
+    if left:
+        raise ValueError("rand_sparse_ndarray: density %s does not fit a powerlaw csr array of "
+                         "shape %s" % (density, tuple(shape)))
+    values = np.zeros(shape)
+    mask = np.arange(cols)[None, :] < filled[:, None]
+    values[mask] = 1 + np.random.uniform(0.001, 2, size=int(mask.sum()))
+    return values
 
 
 def np_reduce(dat, axis, keepdims, numpy_reduce_func):

@@ -149,8 +149,11 @@ def _check_creation_shape(name, shape):
                          "mx.np_shape()" % (name, tuple(shape)))
 
 
-def empty(shape, ctx=None, dtype=None):
-    """An array whose values are not set."""
+def empty(shape, ctx=None, dtype=None, stype=None):
+    """An array whose values are not set (a sparse ``stype`` holds no values: zeros)."""
+    if stype is not None and stype != 'default':
+        from .sparse import empty as sparse_empty
+        return sparse_empty(stype, shape, ctx=ctx, dtype=dtype)
     return _create('_empty', shape, ctx, dtype)
 
 

@@ -23,7 +23,7 @@ from ..base import dtype_torch, mode, user_line
 from ..ops.elemwise import scalar_tensor
 from ..ops.registry import ShapeError
 from ..engine.engine import NOT_NOW
-from .ndarray import NDArray, Storage, _make, _new, _shape_error
+from .ndarray import NDArray, Storage, _make, _new, _result_class, _shape_error
 
 __all__ = ['Plan', 'call']
 
@@ -114,7 +114,7 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
                 var.tensor = r
                 cls = a.__class__
                 if cls is not NDArray:
-                    cls = getattr(cls, '_result_class', cls)   # sparse: dense results
+                    cls = _result_class(cls, op.name, attrs)   # sparse: dense results
                 out = _new(cls)
                 out._var = var
                 out._shape = plan.shape
@@ -138,7 +138,7 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
             var.tensor = kernel(av.tensor, bv.tensor, **attrs)
     out = _make(var, plan.shape, plan.dtype, ctx)
     if a.__class__ is not NDArray:
-        out.__class__ = getattr(a.__class__, '_result_class', a.__class__)
+        out.__class__ = _result_class(a.__class__, op.name, attrs)
     eng.push(fn, reads, (var,), ctx, op.name, where or user_line(), False, plan.work)
     return out
 

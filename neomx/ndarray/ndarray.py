@@ -231,7 +231,7 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     except ShapeError as e:
         raise _shape_error(op, e, attrs, shapes, dtypes, where) from None
     outs = [_make(Storage(), s, d, ctx) for s, d in zip(out_shapes, out_dtypes)]
-    cls = _subclass(inputs)
+    cls = _subclass(inputs, op.name, attrs)
     if cls is not None:
         for o in outs:
             o.__class__ = cls
@@ -283,14 +283,24 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
     return outs
 
 
-def _subclass(inputs):
+def _subclass(inputs, name, attrs):
     """The array class of an operator's results: that of its first input of a subclass of
     NDArray (``mx.np.ndarray``), or None for plain NDArray."""
     for x in inputs:
         if x is not None and x.__class__ is not NDArray:
-            cls = getattr(x.__class__, '_result_class', x.__class__)   # sparse: dense results
+            cls = _result_class(x.__class__, name, attrs)
             return None if cls is NDArray else cls
     return None
+
+
+def _result_class(cls, name, attrs):
+    """The class of the results of operator ``name`` on an array of subclass ``cls``: its
+    ``_result_class`` (sparse arrays: dense results) unless ``cls._keeps(name, attrs)`` says
+    the operator keeps the storage type (take of csr rows)."""
+    keeps = getattr(cls, '_keeps', None)
+    if keeps is not None and keeps(name, attrs):
+        return cls
+    return getattr(cls, '_result_class', cls)
 
 
 def _traced(op, inputs, attrs, out, ctx, where):

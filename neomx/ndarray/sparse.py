@@ -8,7 +8,9 @@ MXNet's savings in memory. Operators take sparse arrays like any others and retu
 (``'default'``) results, as MXNet's storage fallback does; ``tostype`` converts. The
 operations MXNet has sparse rules for keep the storage type: ``retain``, copies and casts,
 ``+``/``-``/``*`` of two arrays of one sparse type, ``*`` and ``/`` by a number, a sparse array
-times a dense one.
+times a dense one, comparisons with a number that 0 fails (``x > 0``, ``x == 1``), ``take`` of
+csr rows. Arrays made from parts (``csr_matrix((data, indices, indptr))``) remember whether
+the parts were a valid array of their type, for ``check_format``.
 The stored entries are the non-zero ones (an entry MXNet stores with the value 0 is not
 stored here); optimizers update only the stored rows of a row_sparse gradient
 (``lazy_update``), and ``KVStore.row_sparse_pull`` pulls only the rows asked for.
@@ -20,6 +22,8 @@ stored here); optimizers update only the stored rows of a row_sparse gradient
 >>> a.data.asnumpy().tolist()
 [1.0, 2.0, 3.0]
 """
+import weakref
+
 import numpy as np
 
 from ..base import MXNetError, dtype_name
@@ -51,7 +55,46 @@ class BaseSparseNDArray(NDArray):
         return out
 
     def check_format(self, full_check=True):
-        """Always valid: the values are stored densely."""
+        """Raises MXNetError when the parts this array was made from (``csr_matrix((data,
+        indices, indptr))``, ``row_sparse_array((data, indices))``) are not a valid array of
+        its storage type: indices out of range, out of order or negative, an indptr that
+        decreases or does not end at the number of values. As MXNet's, the check of the
+        indices themselves runs only with ``full_check``. (Values whose place such parts do
+        not give are left out: zeros, where MXNet's reading them is undefined.) Arrays made
+        any other way hold their values densely and are always valid."""
+        err = _FORMAT_ERRORS.get(id(self))
+        if err is not None and full_check:
+            raise MXNetError("check_format: %s" % err)
+
+    @property
+    def _num_aux(self):
+        return len(self._aux_types)
+
+    # -- comparisons with a number keep the storage type where 0 (op) number is false, so the
+    # result is zero wherever the array is (MXNet's sparse rule for them) --
+    def __eq__(self, other):
+        return _compare(self, other, NDArray.__eq__, lambda a, b: a == b)
+
+    def __ne__(self, other):
+        return _compare(self, other, NDArray.__ne__, lambda a, b: a != b)
+
+    def __gt__(self, other):
+        return _compare(self, other, NDArray.__gt__, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return _compare(self, other, NDArray.__ge__, lambda a, b: a >= b)
+
+    def __lt__(self, other):
+        return _compare(self, other, NDArray.__lt__, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return _compare(self, other, NDArray.__le__, lambda a, b: a <= b)
+
+    __hash__ = NDArray.__hash__
+
+    def __reduce__(self):
+        return (_from_numpy_stype, (self.asnumpy(), str(self._ctx.device_type),
+                                    self._ctx.device_id, self.stype))
 
     def astype(self, dtype, copy=True):
         if not copy and dtype_name(dtype) == self._dtype:
@@ -86,6 +129,13 @@ class BaseSparseNDArray(NDArray):
 class CSRNDArray(BaseSparseNDArray):
     """A 2-d array of storage type ``csr`` (compressed sparse rows)."""
     __slots__ = ()
+    _aux_types = (np.int64, np.int64)       # indptr, indices
+
+    @staticmethod
+    def _keeps(name, attrs):
+        # take of whole rows (axis 0) keeps csr in MXNet; mode 'raise' falls back to dense
+        return name == 'take' and attrs is not None and attrs.get('axis', 0) == 0 \
+            and attrs.get('mode', 'clip') != 'raise'
 
     @property
     def stype(self):
@@ -114,7 +164,15 @@ class CSRNDArray(BaseSparseNDArray):
         return _small(self._parts()[2], self)
 
     def __getitem__(self, key):
-        # Rows of a csr matrix are a csr matrix, as MXNet slices them (split_and_load).
+        # Rows of a csr matrix are a csr matrix, as MXNet slices them (split_and_load); one
+        # row is a 1-row matrix.
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            n = self._shape[0]
+            if not -n <= key < n:
+                raise IndexError("CSRNDArray: row %d out of range for shape %s"
+                                 % (key, self._shape))
+            key = int(key) % n
+            key = slice(key, key + 1)
         out = NDArray.__getitem__(self, key)
         if isinstance(key, slice) and out.ndim == 2:
             return with_stype(out, 'csr')
@@ -129,6 +187,7 @@ class CSRNDArray(BaseSparseNDArray):
 class RowSparseNDArray(BaseSparseNDArray):
     """An array of storage type ``row_sparse``: only the rows holding non-zeros are stored."""
     __slots__ = ()
+    _aux_types = (np.int64,)                # indices
 
     @property
     def stype(self):
@@ -157,6 +216,24 @@ class RowSparseNDArray(BaseSparseNDArray):
 _CLASSES = {'csr': CSRNDArray, 'row_sparse': RowSparseNDArray, 'default': NDArray}
 
 
+class StorageTypeError(MXNetError, ValueError):
+    """An unknown storage type, or a shape or set of parts that cannot make an array of the
+    one asked for: a ValueError, as MXNet raises for these."""
+
+
+# id(array) -> why the parts it was made from are not a valid array of its storage type
+# (``check_format`` raises it); removed when the array goes.
+_FORMAT_ERRORS = {}
+
+
+def _remember_format_error(arr, err):
+    if err is not None:
+        key = id(arr)
+        _FORMAT_ERRORS[key] = err
+        weakref.finalize(arr, _FORMAT_ERRORS.pop, key, None)
+    return arr
+
+
 def _small(values, like):
     from .creation import array
     return array(values, ctx=like._ctx, dtype=values.dtype)
@@ -164,15 +241,15 @@ def _small(values, like):
 
 def _check_stype(stype, where):
     if stype not in _CLASSES:
-        raise MXNetError("%s: unknown storage type %r (expected one of %s)"
-                         % (where, stype, ', '.join(STYPES)))
+        raise StorageTypeError("%s: unknown storage type %r (expected one of %s)"
+                               % (where, stype, ', '.join(STYPES)))
 
 
 def with_stype(arr, stype, where='tostype'):
     """``arr`` itself as an array of storage type ``stype`` (a class change, no copy)."""
     _check_stype(stype, where)
     if stype == 'csr' and arr.ndim != 2:
-        raise MXNetError("%s: a csr array is 2-d, got shape %s" % (where, arr.shape))
+        raise StorageTypeError("%s: a csr array is 2-d, got shape %s" % (where, arr.shape))
     arr.__class__ = _CLASSES[stype]
     return arr
 
@@ -183,79 +260,187 @@ def cast_storage(arr, stype):
     return with_stype(_op('_copy')(arr), stype)
 
 
+def _from_numpy_stype(values, device_type, device_id, stype):
+    from ..context import Context
+    from .creation import array as dense_array
+    out = dense_array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
+    return with_stype(out, stype, 'unpickling')
+
+
+def _compare(arr, other, dense_op, holds):
+    out = dense_op(arr, other)
+    if isinstance(out, NDArray) and isinstance(other, (int, float, np.number)) \
+            and not isinstance(other, bool) and not holds(0, other):
+        with_stype(out, arr.stype, 'comparison')
+    return out
+
+
 def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
     """An array of zeros of storage type ``stype``."""
     from .creation import zeros as dense_zeros
+    _check_stype(stype, 'sparse.zeros')
     return with_stype(dense_zeros(shape, ctx=ctx, dtype=dtype), stype, 'sparse.zeros')
 
 
 def empty(stype, shape, ctx=None, dtype=None):
+    """An array of storage type ``stype`` holding no values (all zeros)."""
     return zeros(stype, shape, ctx=ctx, dtype=dtype)
 
 
-def _dense_dtype(values, dtype):
+def _dense_dtype(source, dtype):
+    """The dtype of an array made from ``source``: ``dtype`` when given, else that of an
+    NDArray, NumPy array or scipy matrix, else float32 (MXNet's default for lists)."""
     if dtype is not None:
-        return dtype
-    return values.dtype if isinstance(values, np.ndarray) and values.dtype.kind == 'f' \
-        else np.float32
+        return np.dtype(dtype_name(dtype))
+    if isinstance(source, (NDArray, np.ndarray)) or hasattr(source, 'tocsr'):  # or scipy's
+        return np.dtype(source.dtype)
+    return np.dtype(np.float32)
 
 
 def _np(x):
     return x.asnumpy() if isinstance(x, NDArray) else np.asarray(x)
 
 
-def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
-    """A ``CSRNDArray`` from ``(data, indices, indptr)``, a dense array (NDArray, numpy or
-    nested lists), a scipy sparse matrix, or ``(rows, cols)`` for zeros."""
+def _is_shape(arg):
+    return isinstance(arg, tuple) and all(isinstance(d, (int, np.integer))
+                                          and not isinstance(d, bool) for d in arg)
+
+
+def _check_shape(given, shape, where):
+    if shape is not None and tuple(int(d) for d in given) != tuple(int(d) for d in shape):
+        raise StorageTypeError("%s: shape mismatch detected, %s v.s. %s"
+                               % (where, tuple(given), tuple(shape)))
+
+
+def _from_dense(source, shape, ctx, dtype, stype, where):
     from .creation import array as dense_array
-    if isinstance(arg1, tuple) and len(arg1) == 2 and all(isinstance(d, (int, np.integer))
-                                                         for d in arg1):
-        return zeros('csr', arg1, ctx=ctx, dtype=dtype)
-    if isinstance(arg1, tuple) and len(arg1) == 3:
+    if hasattr(source, 'tocsr') and hasattr(source, 'toarray'):        # scipy.sparse
+        dense = source.toarray()
+    else:
+        dense = _np(source)
+    dense = dense.astype(_dense_dtype(source, dtype), copy=False)
+    _check_shape(dense.shape, shape, where)
+    return with_stype(dense_array(dense, ctx=ctx, dtype=dense.dtype), stype, where)
+
+
+def _csr_error(indices, indptr, shape, n_data):
+    """Why ``(indices, indptr)`` are not a valid csr array of ``shape``, or None; and
+    whether the values can still be placed (indptr and indices in range)."""
+    rows, cols = shape
+    if len(indptr) != rows + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
+            or indptr[-1] != len(indices) or len(indices) != n_data:
+        return ("indptr %s does not start at 0 and rise to the %d values of a csr array of "
+                "%d rows" % (indptr.tolist(), len(indices), rows)), False
+    if indices.size and (indices.min() < 0 or indices.max() >= cols):
+        return ("the column indices of a csr array must lie in [0, %d), got %s"
+                % (cols, indices.tolist())), False
+    row_of = np.repeat(np.arange(rows), np.diff(indptr))
+    same_row = row_of[1:] == row_of[:-1]
+    if np.any(same_row & (indices[1:] <= indices[:-1])):
+        return ("the column indices of each row of a csr array must be in ascending order, "
+                "got %s for indptr %s" % (indices.tolist(), indptr.tolist())), True
+    return None, True
+
+
+def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
+    """A ``CSRNDArray`` from ``(data, indices, indptr)``, ``(data, (row, col))`` (coordinate
+    form: repeated positions add up), a dense array (NDArray, NumPy or nested lists), a
+    scipy sparse matrix, a sparse NDArray, or ``(rows, cols)`` for zeros. The dtype is
+    ``dtype``, else the data's (float32 for lists); the shape is ``shape``, else inferred from
+    the indices (a ValueError where there are none).
+
+    >>> import neomx as mx
+    >>> a = mx.nd.sparse.csr_matrix(([1.0, 2.0], [2, 0], [0, 1, 2]))
+    >>> a.shape, a.asnumpy().tolist()
+    ((2, 3), [[0.0, 0.0, 1.0], [2.0, 0.0, 0.0]])
+    """
+    from .creation import array as dense_array
+    where = 'csr_matrix'
+    if isinstance(arg1, tuple):
+        if len(arg1) == 2 and _is_shape(arg1):
+            _check_shape(arg1, shape, where)
+            return zeros('csr', arg1, ctx=ctx, dtype=dtype)
+        if len(arg1) == 2 and isinstance(arg1[1], (tuple, list)) and len(arg1[1]) == 2:
+            data, (row, col) = _np(arg1[0]), (_np(a).astype(np.int64) for a in arg1[1])
+            if shape is None:
+                if not row.size:
+                    raise StorageTypeError("csr_matrix: invalid shape, cannot infer it from "
+                                           "no coordinates")
+                shape = (int(row.max()) + 1, int(col.max()) + 1)
+            dense = np.zeros(shape, dtype=_dense_dtype(arg1[0], dtype))
+            np.add.at(dense, (row, col), data)
+            return with_stype(dense_array(dense, ctx=ctx, dtype=dense.dtype), 'csr', where)
+        if len(arg1) != 3:
+            raise StorageTypeError("csr_matrix: expected (data, indices, indptr), (data, (row, "
+                                   "col)) or a shape, got a tuple of %d" % len(arg1))
         data, indices, indptr = (_np(a) for a in arg1)
-        indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+        indices, indptr = indices.astype(np.int64).reshape(-1), indptr.astype(np.int64)
         rows = len(indptr) - 1
         if shape is None:
-            shape = (rows, int(indices.max()) + 1 if indices.size else 0)
-        if len(shape) != 2 or shape[0] != rows:
-            raise MXNetError("csr_matrix: indptr of length %d does not fit shape %s"
-                             % (len(indptr), shape))
-        if indices.size and (indices.min() < 0 or indices.max() >= shape[1]):
-            raise MXNetError("csr_matrix: column indices must lie in [0, %d), got %s"
-                             % (shape[1], indices.tolist()))
-        dense = np.zeros(shape, dtype=_dense_dtype(data, dtype))
-        row_of = np.repeat(np.arange(rows), np.diff(indptr))
-        np.add.at(dense, (row_of, indices), data)
-        return with_stype(dense_array(dense, ctx=ctx, dtype=dense.dtype), 'csr', 'csr_matrix')
-    if hasattr(arg1, 'tocsr') and hasattr(arg1, 'toarray'):      # scipy.sparse
-        dense = arg1.toarray()
-    else:
-        dense = _np(arg1)
-    dense = dense.astype(_dense_dtype(dense, dtype))
-    return with_stype(dense_array(dense, ctx=ctx, dtype=dense.dtype), 'csr', 'csr_matrix')
+            if not indices.size:
+                raise StorageTypeError("csr_matrix: invalid shape, cannot infer the number of "
+                                       "columns from no indices (give shape=)")
+            shape = (rows, int(indices.max()) + 1)
+        shape = tuple(int(d) for d in shape)
+        if len(shape) != 2:
+            raise StorageTypeError("csr_matrix: a csr array is 2-d, got shape %s" % (shape,))
+        dense = np.zeros(shape, dtype=_dense_dtype(arg1[0], dtype))
+        err, placeable = _csr_error(indices, indptr, shape, data.reshape(-1).shape[0])
+        if placeable:
+            row_of = np.repeat(np.arange(shape[0]), np.diff(indptr))
+            np.add.at(dense, (row_of, indices), data.reshape(-1))
+        out = with_stype(dense_array(dense, ctx=ctx, dtype=dense.dtype), 'csr', where)
+        return _remember_format_error(out, err)
+    if isinstance(arg1, BaseSparseNDArray) and shape is None:
+        return array(arg1, ctx=ctx, dtype=dtype).tostype('csr')
+    return _from_dense(arg1, shape, ctx, dtype, 'csr', where)
 
 
 def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
     """A ``RowSparseNDArray`` from ``(data, indices)`` (the stored rows and their row
-    indices), a dense array, or a shape tuple for zeros."""
+    indices), a dense array, a sparse NDArray, or a shape tuple for zeros. The dtype is
+    ``dtype``, else the data's (float32 for lists); the shape is ``shape``, else the data's
+    with as many rows as the largest index needs.
+
+    >>> import neomx as mx
+    >>> r = mx.nd.sparse.row_sparse_array(([[1.0, 2.0]], [2]))
+    >>> r.shape, r.indices.asnumpy().tolist()
+    ((3, 2), [2])
+    """
     from .creation import array as dense_array
-    if isinstance(arg1, tuple) and all(isinstance(d, (int, np.integer)) for d in arg1):
+    where = 'row_sparse_array'
+    if _is_shape(arg1):
+        _check_shape(arg1, shape, where)
         return zeros('row_sparse', arg1, ctx=ctx, dtype=dtype)
-    if isinstance(arg1, tuple) and len(arg1) == 2:
-        data, indices = _np(arg1[0]), _np(arg1[1]).astype(np.int64)
+    if isinstance(arg1, tuple):
+        if len(arg1) != 2:
+            raise StorageTypeError("row_sparse_array: expected (data, indices) or a shape, got "
+                                   "a tuple of %d" % len(arg1))
+        data, indices = _np(arg1[0]), _np(arg1[1]).astype(np.int64).reshape(-1)
         if shape is None:
-            shape = (int(indices.max()) + 1 if indices.size else 0,) + data.shape[1:]
-        if data.shape[0] != indices.shape[0] or tuple(data.shape[1:]) != tuple(shape[1:]):
-            raise MXNetError("row_sparse_array: data of shape %s and %d indices do not fit "
-                             "shape %s" % (data.shape, indices.shape[0], tuple(shape)))
-        dense = np.zeros(shape, dtype=_dense_dtype(data, dtype))
-        dense[indices] = data
-        return with_stype(dense_array(dense, ctx=ctx, dtype=dense.dtype), 'row_sparse',
-                          'row_sparse_array')
-    dense = _np(arg1)
-    dense = dense.astype(_dense_dtype(dense, dtype))
-    return with_stype(dense_array(dense, ctx=ctx, dtype=dense.dtype), 'row_sparse',
-                      'row_sparse_array')
+            if not indices.size:
+                raise StorageTypeError("row_sparse_array: invalid shape, cannot infer the "
+                                       "number of rows from no indices (give shape=)")
+            shape = (int(indices.max()) + 1,) + data.shape[1:]
+        shape = tuple(int(d) for d in shape)
+        if data.shape[0] != indices.shape[0] or tuple(data.shape[1:]) != shape[1:]:
+            raise StorageTypeError("row_sparse_array: data of shape %s and %d indices do not "
+                                   "fit shape %s" % (data.shape, indices.shape[0], shape))
+        dense = np.zeros(shape, dtype=_dense_dtype(arg1[0], dtype))
+        err = None
+        if indices.size and (indices.min() < 0 or indices.max() >= shape[0]):
+            err = ("the row indices of a row_sparse array must lie in [0, %d), got %s"
+                   % (shape[0], indices.tolist()))
+        else:
+            dense[indices] = data
+            if np.any(indices[1:] <= indices[:-1]):
+                err = ("the row indices of a row_sparse array must be in ascending order, "
+                       "got %s" % (indices.tolist(),))
+        out = with_stype(dense_array(dense, ctx=ctx, dtype=dense.dtype), 'row_sparse', where)
+        return _remember_format_error(out, err)
+    if isinstance(arg1, BaseSparseNDArray) and shape is None:
+        return array(arg1, ctx=ctx, dtype=dtype).tostype('row_sparse')
+    return _from_dense(arg1, shape, ctx, dtype, 'row_sparse', where)
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -270,7 +455,7 @@ def array(source_array, ctx=None, dtype=None):
                      % type(source_array).__name__)
 
 
-def retain(data, indices):
+def retain(data, indices=None, **kwargs):
     """A row_sparse array keeping the rows of ``data`` listed in ``indices`` (the others 0).
 
     >>> import neomx as mx
@@ -278,6 +463,10 @@ def retain(data, indices):
     >>> mx.nd.sparse.retain(x, mx.nd.array([0, 2])).asnumpy().reshape(-1).tolist()
     [1.0, 0.0, 1.0]
     """
+    if kwargs or indices is None:
+        raise MXNetError("sparse.retain: expects data and indices%s"
+                         % ('' if not kwargs else ', got the unknown arguments %s'
+                            % sorted(kwargs)))
     if getattr(data, 'stype', None) != 'row_sparse':
         raise MXNetError("sparse.retain: data must be a row_sparse array, got storage type %r"
                          % (getattr(data, 'stype', type(data).__name__),))

@@ -87,6 +87,8 @@ def _fully_connected(data, weight, bias=None, num_hidden=0, no_bias=False, flatt
     if weight.shape[0] != num_hidden:
         raise ShapeError("weight has shape %s, expected (%d, %d)"
                          % (tuple(weight.shape), num_hidden, data.shape[-1]))
+    if bias is not None and bias.dim() == 2:    # MXNet takes a (num_hidden, 1) bias too
+        bias = bias.reshape(-1)
     return F.linear(data, weight, None if no_bias else bias)
 
 
@@ -98,7 +100,8 @@ def _fc_infer(attrs, shapes, dtypes):
     filled = _fc_fill(attrs, [data, None, None])
     _check_param('FullyConnected', 'weight', shapes[1], filled[1])
     if not attrs['no_bias'] and len(shapes) > 2 and shapes[2] is not None:
-        _check_param('FullyConnected', 'bias', shapes[2], (n,))
+        if tuple(shapes[2]) != (n, 1):     # a column bias is MXNet's other accepted form
+            _check_param('FullyConnected', 'bias', shapes[2], (n,))
     _same_dtypes('FullyConnected', dtypes)
     out = (data[0], n) if attrs['flatten'] else tuple(data[:-1]) + (n,)
     return (out,), (dtypes[0],)
@@ -136,7 +139,8 @@ def _linear(x, w, b):
 
 def _fc_lower(attrs, shapes, dtypes):
     data = shapes[0]
-    if data is None or len(data) != 2:
+    if data is None or len(data) != 2 or (len(shapes) > 2 and shapes[2] is not None
+                                          and len(shapes[2]) != 1):
         return None
     return '_linear({0}, {1}, %s)' % ('None' if attrs['no_bias'] else '{2}'), {'_linear': _linear}
 
