@@ -125,7 +125,7 @@ def mark_variables(variables, gradients, grad_reqs='write'):
             var.tensor = t.requires_grad_(True) if differentiable else t
             if integer:
                 var.shadow = t.double().requires_grad_(True)
-        _engine.current().push(fn, [var], [var], x._ctx, '_mark_variable', where)
+        _engine._engine.push(fn, [var], [var], x._ctx, '_mark_variable', where)
 
 
 def _heads(heads, head_grads):
@@ -308,7 +308,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
                 gvar.tensor = gvar.tensor + g
             else:
                 gvar.tensor = dense(g)
-    _engine.current().push(fn, reads, writes, heads[0]._ctx, '_backward', where)
+    _engine._engine.push(fn, reads, writes, heads[0]._ctx, '_backward', where)
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
@@ -361,7 +361,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
                 with torch.set_grad_enabled(create_graph):     # in the new graph
                     g = g.reshape(o._shape)
             o._var.tensor = g
-    _engine.current().push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
+    _engine._engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
     return outs     # a list even for a single variable, as in MXNet
 
 
@@ -492,7 +492,7 @@ class Function:
                 torch.set_grad_enabled(False)
             for r, t in zip(results, rs):
                 r._var.tensor = t
-        _engine.current().push(fn, [x._var for x in inputs] + [o._var for o in outs],
-                               [r._var for r in results], inputs[0]._ctx, type(self).__name__,
-                               where)
+        _engine._engine.push(fn, [x._var for x in inputs] + [o._var for o in outs],
+                             [r._var for r in results], inputs[0]._ctx, type(self).__name__,
+                             where)
         return results[0] if single else results

@@ -41,7 +41,7 @@ def _from_host(tensor, ctx, where):
 
     def fn():
         var.tensor = tensor.to(dev, non_blocking=False)
-    _engine.current().push(fn, [], [var], ctx, '_from_host', where, copy=True)
+    _engine._engine.push(fn, [], [var], ctx, '_from_host', where, copy=True)
     return out
 
 
@@ -387,4 +387,4 @@ def reset_arrays(*arrays, num_arrays=None):
                     _store(a, torch.zeros(a._shape, device=ctx.torch_device))
                 else:
                     t.detach().zero_()
-        _engine.current().push(fn, [], [a._var for a in group], ctx, 'reset_arrays', where)
+        _engine._engine.push(fn, [], [a._var for a in group], ctx, 'reset_arrays', where)

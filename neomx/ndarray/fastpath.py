@@ -84,7 +84,7 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
                 _PLANS.clear()
             _PLANS[key] = plan
     ctx = a._ctx
-    eng = _engine.current()
+    eng = _engine._engine
     av = a._var
     kernel = plan.kernel
     arg = plan.arg

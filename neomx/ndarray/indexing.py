@@ -276,8 +276,8 @@ def setitem(x, key, value):
                                              if isinstance(v, torch.Tensor) else v)
                 else:
                     dst[k] = v
-    _engine.current().push(fn, reads, [x._var], x._ctx, '_set_value' if full else '_slice_assign',
-                           where)
+    _engine._engine.push(fn, reads, [x._var], x._ctx, '_set_value' if full else '_slice_assign',
+                         where)
 
 
 def _check_shape(x, key, arrays, value):

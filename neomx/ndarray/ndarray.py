@@ -45,21 +45,8 @@ class Storage(Var):
     pass has freed its graph). ``leaves`` holds weak references to the marked variables'
     Storages (a marked variable's own set names itself); the ``parents`` chain keeps them alive
     while a recorded result needs them."""
-    # The autograd state is set on few Storages (marked variables, recorded results): it lives
-    # in the instance dictionary, made when first set, and reads fall back to the defaults
-    # below. A new Storage sets only the tensor and the Var's fields (the hot path makes one
-    # per operation).
-    __slots__ = ('tensor', '__dict__')
-    grad = None
-    grad_req = 'null'
-    leaves = None
-    parents = None
-    recipe = None
-    fresh_grad = False   # set by backward, cleared by the Trainer (stale gradients)
-    # Integer arrays are differentiated (as in MXNet) through a float64 copy that torch
-    # autograd can follow: set for a marked integer variable and the integer results
-    # recorded from it (see _closure_shadow); True until the engine has made it.
-    shadow = None
+    __slots__ = ('tensor', 'grad', 'grad_req', 'leaves', 'parents', 'recipe', 'fresh_grad',
+                 'shadow')
 
     def __init__(self, tensor=None):
         self.writer = None
@@ -67,6 +54,16 @@ class Storage(Var):
         self.readers = None
         self.error = None
         self.tensor = tensor
+        self.grad = None
+        self.grad_req = 'null'
+        self.leaves = None
+        self.parents = None
+        self.recipe = None
+        self.fresh_grad = False   # set by backward, cleared by the Trainer (stale gradients)
+        # Integer arrays are differentiated (as in MXNet) through a float64 copy that torch
+        # autograd can follow: set for a marked integer variable and the integer results
+        # recorded from it (see _closure_shadow); True until the engine has made it.
+        self.shadow = None
 
 
 class RNGState(Var):
@@ -274,8 +271,8 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
         fn = _closure1(op.kernel, inputs, kw, outs[0]._var, rec, op.view)
     else:
         fn = _closure_n(op.kernel, inputs, kw, [o._var for o in outs], rec, op.view)
-    _engine.current().push(fn, in_vars, writes, ctx, op.name, where, False,
-                           op.work(attrs, shapes, out_shapes))
+    _engine._engine.push(fn, in_vars, writes, ctx, op.name, where, False,
+                         op.work(attrs, shapes, out_shapes))
     if out is not None:
         return out
     if op.num_outputs(attrs) == 1 and len(outs) == 1:
@@ -544,14 +541,14 @@ def push_write(target, fn_value, reads, name, where=None):
                 dst.copy_(value)
             else:
                 dst.fill_(value)
-    _engine.current().push(fn, reads, [target._var], target._ctx, name, where)
+    _engine._engine.push(fn, reads, [target._var], target._ctx, name, where)
     return target
 
 
 def waitall():
     """Blocks until every pushed operation is complete, then raises the first error of the
     operations it waited for."""
-    _engine.current().waitall()
+    _engine._engine.waitall()
 
 
 def _arith(array_name, scalar_name):
@@ -685,7 +682,7 @@ class NDArray:
         MXNet reads such an array's memory, unset; neomx gives zeros."""
         var = self._var
         need = (self._view or 0) + self.size
-        with _engine.current()._lock:
+        with _engine._engine._lock:
             t = var.tensor
             if t is None or t.numel() < need:
                 fresh = torch.zeros(need if self._view is not None else self._shape,
@@ -700,11 +697,11 @@ class NDArray:
         if mode.tracing is not None:
             # values read while a block is traced: its graph depends on them
             mode.tracing.values_read = True
-        _engine.current().wait_for_var(self._var)
+        _engine._engine.wait_for_var(self._var)
 
     def wait_to_write(self):
         """Blocks until pending reads and writes of this array are done."""
-        _engine.current().wait_for_var(self._var, True)
+        _engine._engine.wait_for_var(self._var, True)
 
     def asnumpy(self):
         """A numpy copy of the array (waits for it). Under NumPy 2 a one-element result converts
@@ -1080,7 +1077,7 @@ def copy_into(src, dst):
     dtype = dtype_torch(dst._dtype)
 
     gpu = dev.type == 'cuda' or src._ctx.device_typeid == 2
-    stream_of = getattr(_engine.current(), 'stream_of', None) if gpu else None
+    stream_of = getattr(_engine._engine, 'stream_of', None) if gpu else None
     dst_stream = stream_of(dst._ctx) if stream_of is not None and dev.type == 'cuda' else None
 
     def fn():
@@ -1106,7 +1103,7 @@ def copy_into(src, dst):
             if rec:
                 torch.set_grad_enabled(False)
     reads = [src._var]
-    _engine.current().push(fn, reads, [dst._var], dst._ctx, '_copyto', where, copy=cross)
+    _engine._engine.push(fn, reads, [dst._var], dst._ctx, '_copyto', where, copy=cross)
 
 
 from . import fastpath as _fastpath  # noqa: E402  (it builds on the names above)

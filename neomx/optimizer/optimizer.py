@@ -423,7 +423,7 @@ class Optimizer:
                     _lazy_update(kernel, hyper, *item)
                 for dst, src in casts:
                     dst.copy_(src)
-        _engine.current().push(fn, grp.reads, grp.writes, grp.ctx, name, where)
+        _engine._engine.push(fn, grp.reads, grp.writes, grp.ctx, name, where)
 
     def _lazy_rows(self):
         """Whether a row_sparse gradient updates only its stored rows (weights and states of

@@ -113,7 +113,7 @@ class Program:
                 rs = fn(*ts, generator=gen, device=dev)
             for v, r in zip(out_vars, rs):
                 v.tensor = r
-        _engine.current().push(run, reads, writes, ctx, self.name, where, False, self.work)
+        _engine._engine.push(run, reads, writes, ctx, self.name, where, False, self.work)
         return outs
 
 
@@ -141,7 +141,7 @@ def _push_shadowed(prog, fn, data, pvars, outs, reads, writes, ctx, gen, where):
                     o._var.tensor = r if r.dtype == want else r.to(want)
         finally:
             torch.set_grad_enabled(False)
-    _engine.current().push(run, reads, writes, ctx, prog.name, where, False, prog.work)
+    _engine._engine.push(run, reads, writes, ctx, prog.name, where, False, prog.work)
 
 
 def _interpret_shadowed(prog, ts, gen, dev):

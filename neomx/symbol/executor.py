@@ -214,8 +214,8 @@ class Executor:
                 else:
                     with torch.no_grad():
                         o._tensor().copy_(t)
-        _engine.current().push(move, [n._var for n in outs], [o._var for o in old], self._ctx,
-                               '_output', where, False, sum(o.size for o in old))
+        _engine._engine.push(move, [n._var for n in outs], [o._var for o in old], self._ctx,
+                             '_output', where, False, sum(o.size for o in old))
         return old
 
     def _forward_recorded(self, prog, inputs, where, record=True, fn=None, out_specs=None):
@@ -261,7 +261,7 @@ class Executor:
             saved['inputs'] = [t for t, d in zip(ts, diff) if d]
             saved['names'] = [nm for nm, d in zip(self._input_names, diff) if d]
             saved['outputs'] = rs
-        _engine.current().push(run, reads, writes, self._ctx, prog.name, where, False, prog.work)
+        _engine._engine.push(run, reads, writes, self._ctx, prog.name, where, False, prog.work)
         return outs
 
     # -- monitoring (Monitor.install): every node's outputs, and in backward the gradient
@@ -394,8 +394,8 @@ class Executor:
                 else:
                     arr._var.tensor = dense(g if g.dtype == want else g.to(want))
         work = saved['work']
-        _engine.current().push(run, reads, writes, self._ctx, '_backward', user_line(), False,
-                               None if work is None else 2 * work)
+        _engine._engine.push(run, reads, writes, self._ctx, '_backward', user_line(), False,
+                             None if work is None else 2 * work)
         if 'trace' in saved:
             for g, _ in targets.values():
                 g.wait_to_read()
