@@ -1,7 +1,8 @@
 """Layouts: every array's storage is row-major, and torch's layout-sensitive kernels get
-row-major channels-first tensors whatever strides a transform or user code produced (torch
-2.13's CPU convolution computes wrong gradients and corrupts memory on channels-last input;
-see neomx.ops.layout)."""
+row-major channels-first tensors whatever strides a transform or user code produced, except
+inside compiled graphs, whose 4-d convolutions, batch normalisation and pooling hand each other
+channels-last tensors (torch 2.13's CPU convolution computes wrong gradients and hangs on
+channels-last input in one narrow case, which those graphs avoid; see neomx.ops.layout)."""
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from neomx import autograd, gluon, nd
 from neomx.gluon import nn
 from neomx.gluon.data.vision import transforms
 from neomx.ops import registry
-from neomx.ops.layout import dense, is_dense, row_major
+from neomx.ops.layout import dense, is_channels_last, is_dense, row_major
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -91,9 +92,11 @@ def _conv_net():
 
 
 @pytest.mark.parametrize('hybridize', [False, True])
-def test_training_hands_torch_row_major_inputs(hybridize):
+def test_training_hands_torch_row_major_inputs(hybridize, monkeypatch):
     """A step from ToTensor-transformed one-channel uint8 images and from arrays with
-    channels-last strides: no layout-sensitive torch operator sees other strides."""
+    channels-last strides: no layout-sensitive torch operator sees other strides (compiled
+    graphs kept row-major by NEOMX_CHANNELS_LAST=0)."""
+    monkeypatch.setenv('NEOMX_CHANNELS_LAST', '0')
     mx.random.seed(0)
     net = _conv_net()
     net.initialize(mx.init.Xavier())
@@ -116,10 +119,12 @@ def test_training_hands_torch_row_major_inputs(hybridize):
     assert spy.calls >= 8 and not spy.bad, spy.bad
 
 
-def test_max_pooling_copy_is_the_only_other_layout():
+def test_max_pooling_copy_is_the_only_other_layout(monkeypatch):
     """Max pooling of 16 channels or more hands torch's (ATen's own, not oneDNN's) pooling
     kernel a channels-last copy of its input; nothing else in a training step sees other
-    strides, and the convolutions around it get row-major tensors."""
+    strides, and the convolutions around it get row-major tensors (compiled graphs kept
+    row-major by NEOMX_CHANNELS_LAST=0)."""
+    monkeypatch.setenv('NEOMX_CHANNELS_LAST', '0')
     net = nn.HybridSequential()
     net.add(nn.Conv2D(16, 3, padding=1), nn.MaxPool2D(3, 2, 1), nn.Conv2D(4, 1, strides=2),
             nn.Dense(3))
@@ -141,6 +146,89 @@ def test_max_pooling_copy_is_the_only_other_layout():
                 assert name.startswith('max_pool2d_with_indices.'), (name, shape, strides)
                 assert strides == (16 * 8 * 8, 1, 8 * 16, 16), strides     # channels-last
             assert len(spy.bad) == 1, spy.bad
+
+
+class _ConvSpy(TorchDispatchMode):
+    """Records each convolution's (input strides channels-last?, kernel size, stride) and the
+    strides of the tensors every layout-sensitive operator sees."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = []
+        self.strides = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.__name__
+        if name.startswith('convolution.'):
+            x, w = args[0], args[1]
+            self.convs.append((is_channels_last(x), tuple(w.shape[2:]), tuple(args[3])))
+        if any(s in name for s in _LayoutSpy.SENSITIVE):
+            for a in args:
+                if isinstance(a, torch.Tensor) and a.dim() == 4:
+                    self.strides.append((name, is_dense(a) or is_channels_last(a)))
+        return func(*args, **(kwargs or {}))
+
+
+def _cl_net():
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(16, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'),
+            nn.MaxPool2D(3, 2, 1), nn.Conv2D(4, 3, padding=1), nn.BatchNorm(),
+            nn.Activation('relu'), nn.Conv2D(8, 1, strides=2), nn.AvgPool2D(2),
+            nn.GlobalAvgPool2D(), nn.Dense(3))
+    return net
+
+
+@pytest.mark.parametrize('engine_type', ['NaiveEngine', 'ThreadedEngine'])
+def test_compiled_graphs_run_channels_last(engine_type):
+    """A hybridized conv net convolves channels-last activations, runs its strided 1x1
+    convolution (of 4 channels: the case oneDNN's AVX2 kernel gets wrong) as a stride-1 one,
+    gives row-major outputs and gradients, and matches the imperative (row-major) step."""
+    x, label = nd.random.uniform(shape=(4, 3, 14, 14)), nd.array([0, 1, 2, 1])
+    results = []
+    for hybridize in (False, True):
+        mx.random.seed(3)
+        net = _cl_net()
+        net.initialize(mx.init.Xavier())
+        net.hybridize(hybridize)
+        trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1})
+        with mx.engine.engine_scope(engine_type):
+            spy = _ConvSpy()
+            with spy:
+                for _ in range(2):
+                    with autograd.record():
+                        out = net(x)
+                        loss = gluon.loss.SoftmaxCrossEntropyLoss()(out, label)
+                    loss.backward()
+                    trainer.step(4)
+                nd.waitall()
+        params = [p for p in net.collect_params().values()]
+        assert is_dense(out._data()) and all(is_dense(p.data()._data()) for p in params)
+        assert all(is_dense(p.grad()._data()) for p in params if p.grad_req != 'null')
+        assert all(ok for _, ok in spy.strides), spy.strides
+        if engine_type == 'NaiveEngine':      # the kernels ran in this thread: the spy saw them
+            convs = spy.convs[:3]
+            if hybridize:
+                assert all(c[0] for c in spy.convs), spy.convs
+                assert convs[2][1:] == ((1, 1), (1, 1)), convs              # 1x1, stride 1
+            else:
+                assert not any(c[0] for c in spy.convs), spy.convs
+                assert convs[2][1:] == ((1, 1), (2, 2)), convs
+        results.append([out.asnumpy()] + [p.data().asnumpy() for p in params])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_channels_last_can_be_switched_off(monkeypatch):
+    net = _cl_net()
+    net.initialize()
+    net.hybridize()
+    x = nd.random.uniform(shape=(2, 3, 8, 8))
+    net(x)
+    assert '_channels_last_scope' in net.hybridized_code()
+    monkeypatch.setenv('NEOMX_CHANNELS_LAST', '0')
+    net.hybridize()
+    net(x)
+    assert '_channels_last_scope' not in net.hybridized_code()
 
 
 @pytest.mark.parametrize('name', ['Convolution', 'Deconvolution'])
@@ -231,6 +319,24 @@ ry = torch.nn.functional.conv2d(torch.nn.functional.conv2d(t, r1, padding=1), r2
 for got, ref in ((y.asnumpy(), ry.detach().numpy()), (a1.grad.asnumpy(), r1.grad.numpy()),
                  (a2.grad.asnumpy(), r2.grad.numpy())):
     print('%.3g' % (np.abs(got - ref).max() / np.abs(ref).max()))
+
+# the same two convolutions hybridized (channels-last inside the graph), several steps: the
+# strided 1x1 convolution of 4 channels-last channels is oneDNN's wrong case, and it hangs
+# after a few calls when it is run as such
+from neomx.gluon import nn
+net = nn.HybridSequential()
+net.add(nn.Conv2D(4, 3, padding=1, use_bias=False), nn.Conv2D(8, 1, strides=2, use_bias=False))
+net.initialize()
+net[0].weight.set_data(nd.array(w1))
+net[1].weight.set_data(nd.array(w2))
+net.hybridize()
+for _ in range(6):
+    with autograd.record():
+        loss = (net(x) * nd.array(head)).sum()
+    loss.backward()
+for got, ref in ((net[0].weight.grad().asnumpy(), r1.grad.numpy()),
+                 (net[1].weight.grad().asnumpy(), r2.grad.numpy())):
+    print('%.3g' % (np.abs(got - ref).max() / np.abs(ref).max()))
 '''
 
 
@@ -240,7 +346,7 @@ def test_convolution_gradients_on_avx2_kernels():
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     errors = [float(v) for v in r.stdout.split()]
-    assert len(errors) == 3 and max(errors) < 1e-5, errors
+    assert len(errors) == 5 and max(errors) < 1e-5, errors
 
 
 def test_to_tensor_of_float_images_and_normalize_constants():

@@ -7,14 +7,36 @@ batch permuted from (N, 28, 28, 1) images has strides (784, 1, 28, 1), which tor
 channels-last, and torch 2.13's CPU convolution computes wrong gradients and corrupts memory on
 channels-last input (oneDNN's AVX2 kernels; a 1x1 convolution with stride 2 is enough).
 
+That failure is narrow. Held to its AVX2 kernels (``ONEDNN_MAX_CPU_ISA=AVX2``; a CPU without
+AVX-512), oneDNN computes the weight gradient of a 1x1 convolution with stride 2 or 3 wrong
+(relative error 0.5-1) when its input is channels-last and has 3 or 4 channels, and after a few
+calls its backward pass hangs; every other case of 7,560 (kernels 1, 3, 5; strides 1-3; padding;
+dilation; depthwise groups; 1-64 channels; channels-last or mixed with a row-major weight) gives
+float32-exact results on both instruction sets, also with two threads convolving at once.
+
+So inside a compiled graph (``channels_last_scope``, which the code generator opens for graphs
+with 2-d convolutions on a CPU) 4-d convolution, batch normalisation and pooling hand each other
+channels-last activations, as PyTorch's ``channels_last`` models do, and a 1x1 convolution with a
+stride runs as a stride-1 convolution of the subsampled input (the same sums). Everything that
+leaves the graph is row-major: its outputs (``codegen._own``) and the gradients autograd writes.
+Weights stay row-major (torch reorders them for oneDNN on every call whatever their strides).
+``NEOMX_CHANNELS_LAST=0`` keeps compiled graphs row-major throughout.
+
 >>> import torch
 >>> t = torch.zeros(2, 28, 28, 1).permute(0, 3, 1, 2)
 >>> t.stride(), dense(t).stride()
 ((784, 1, 28, 1), (784, 784, 28, 1))
 """
-__all__ = ['row_major', 'dense', 'is_dense']
+import os
+import threading
+
+import torch
+
+__all__ = ['row_major', 'dense', 'is_dense', 'channels_last_scope', 'in_channels_last_scope',
+           'is_channels_last', 'channels_last_enabled']
 
 _STRIDES = {}
+_SCOPE = threading.local()
 
 
 def row_major(shape):
@@ -46,3 +68,34 @@ def dense(t):
     if t.is_contiguous():
         return t.view(-1).view(t.shape)     # view(t.shape) alone may keep the strides
     return t.contiguous()
+
+
+def channels_last_enabled():
+    """Whether compiled graphs may run convolutions channels-last (``NEOMX_CHANNELS_LAST``,
+    default 1)."""
+    return os.environ.get('NEOMX_CHANNELS_LAST', '1') not in ('0', 'false', 'False', '')
+
+
+class channels_last_scope:
+    """Within it (on this thread), 4-d convolution, batch normalisation and pooling kernels may
+    take and give channels-last tensors (see the module's note)."""
+    __slots__ = ()
+
+    def __enter__(self):
+        _SCOPE.depth = getattr(_SCOPE, 'depth', 0) + 1
+        return self
+
+    def __exit__(self, *exc):
+        _SCOPE.depth -= 1
+        return False
+
+
+def in_channels_last_scope():
+    return getattr(_SCOPE, 'depth', 0) > 0
+
+
+def is_channels_last(t):
+    """Whether ``t`` is a 4-d tensor whose elements lie in channels-last order and not also in
+    row-major order (a tensor of one channel, or of 1x1 images, is both)."""
+    return (t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last)
+            and not t.is_contiguous())

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import dtype_torch
-from .layout import dense
+from .layout import dense, in_channels_last_scope, is_channels_last
 from .registry import (Bool, DType, Enum, Float, FloatOrNone, Int, IntOrNone, Shape,
                        ShapeError, Str, register, same_as_input)
 
@@ -250,11 +250,32 @@ def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(
     last = _channels_last(layout)
     if last:
         data, weight = _to_first(data), _to_first(weight)
+    elif len(kernel) == 2 and _in_channels_last(data):
+        data, stride = _channels_last_input(data, kernel, stride, pad)
+        weight = dense(weight)
     else:
         data, weight = dense(data), dense(weight)
     out = torch.convolution(data, weight, None if no_bias else bias, stride, pad, dilate,
                             False, (0,) * len(kernel), num_group)
     return _to_last(out) if last else out
+
+
+def _in_channels_last(data):
+    """Whether a 4-d kernel runs channels-last: float32 on a CPU in a compiled graph's
+    channels-last scope (see ops.layout)."""
+    return (data.dim() == 4 and data.dtype == torch.float32 and data.device.type == 'cpu'
+            and in_channels_last_scope())
+
+
+def _channels_last_input(data, kernel, stride, pad):
+    """(data, stride) of a 2-d convolution run channels-last. A 1x1 kernel with a stride (and
+    no padding) reads every stride-th pixel: it runs as a stride-1 convolution of those pixels,
+    since oneDNN's AVX2 kernel for strided 1x1 convolutions of channels-last input computes a
+    wrong weight gradient (see ops.layout)."""
+    if tuple(kernel) == (1, 1) and tuple(stride) != (1, 1) and not any(pad):
+        data = data[:, :, ::stride[0], ::stride[1]]
+        stride = (1, 1)
+    return data.contiguous(memory_format=torch.channels_last), stride
 
 
 _CONV_ATTRS = {'kernel': Shape(), 'stride': Shape(()), 'dilate': Shape(()), 'pad': Shape(()),
@@ -469,7 +490,7 @@ def _pool_torch(data, kernel, stride, pad, pool_type, p_value, count_include_pad
     """Pooling by torch's kernels (when MXNet's windows are torch's)."""
     nd2 = len(kernel)
     if pool_type == 'max':
-        if nd2 == 2 and _max_pool_by_channels(data):
+        if nd2 == 2 and _max_pool_by_channels(data) and not is_channels_last(data):
             return _MaxPool2d.apply(data, kernel, stride, pad, ceil)
         return (F.max_pool2d if nd2 == 2 else F.max_pool3d)(data, kernel, stride, pad,
                                                           ceil_mode=ceil)
@@ -565,7 +586,10 @@ def _pooling(data, kernel=(), pool_type='max', global_pool=False, cudnn_off=Fals
     the output size up (no window is dropped for starting in the padding, unlike torch's
     ceil_mode) and 'same' (1-d: ceil(size / stride) outputs, padded after)."""
     last = _channels_last(layout)
-    data = _to_first(data) if last else dense(data)
+    if last:
+        data = _to_first(data)
+    elif not (_in_channels_last(data) and is_channels_last(data)):
+        data = dense(data)
     kernel, stride, pad, outs = _pool_geometry(tuple(data.shape), kernel, global_pool, stride,
                                                pad, pooling_convention)
     n = len(kernel)
@@ -1068,7 +1092,10 @@ def _batch_norm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0
     gamma (and gamma gets no gradient). The extra outputs are the mean and 1/sqrt(var+eps)."""
     nd_ = data.dim()
     axis = axis % nd_
-    x = dense(data.movedim(axis, 1) if axis != 1 else data)
+    if axis == 1 and _in_channels_last(data) and is_channels_last(data):
+        x = data
+    else:
+        x = dense(data.movedim(axis, 1) if axis != 1 else data)
     if nd_ == 1:
         x = x.unsqueeze(0)
     if fix_gamma:
