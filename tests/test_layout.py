@@ -218,6 +218,24 @@ def test_compiled_graphs_run_channels_last(engine_type):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
+def test_weight_heavy_convolutions_stay_row_major():
+    """A convolution whose weight outweighs its data twice (a deep stage on a few pixels) runs
+    row-major in a compiled graph: the weight's channels-last copies would cost more than they
+    save; the light one before it runs channels-last."""
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(16, 1), nn.Conv2D(128, 3))   # weights of 256 and 18,432 elements
+    net.initialize()
+    net.hybridize()
+    x = nd.random.uniform(shape=(2, 16, 8, 8))     # 2,048 elements
+    with mx.engine.engine_scope('NaiveEngine'):
+        spy = _ConvSpy()
+        with spy:
+            out = net(x)
+            nd.waitall()
+    assert [c[0] for c in spy.convs] == [True, False], spy.convs
+    assert is_dense(out._data())
+
+
 def test_channels_last_can_be_switched_off(monkeypatch):
     net = _cl_net()
     net.initialize()

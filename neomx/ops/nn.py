@@ -250,7 +250,8 @@ def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(
     last = _channels_last(layout)
     if last:
         data, weight = _to_first(data), _to_first(weight)
-    elif len(kernel) == 2 and _in_channels_last(data):
+    elif len(kernel) == 2 and _in_channels_last(data) and \
+            data.numel() >= _CL_DATA_PER_WEIGHT * weight.numel():
         data, stride = _channels_last_input(data, kernel, stride, pad)
         weight = dense(weight)
     else:
@@ -258,6 +259,14 @@ def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(
     out = torch.convolution(data, weight, None if no_bias else bias, stride, pad, dilate,
                             False, (0,) * len(kernel), num_group)
     return _to_last(out) if last else out
+
+
+# A convolution runs channels-last unless its weight outweighs its data twice: torch hands a
+# row-major weight to oneDNN through a channels-last copy in the forward and the backward
+# pass, and the weight's gradient comes back channels-last (a third copy, to row-major), each
+# a permuting copy (5-7x a plain copy); on small activations (ResNet-18's last stage, 3x3
+# pixels) those copies cost more than channels-last saves.
+_CL_DATA_PER_WEIGHT = 0.5
 
 
 def _in_channels_last(data):
