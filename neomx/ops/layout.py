@@ -12,7 +12,8 @@ AVX-512), oneDNN computes the weight gradient of a 1x1 convolution with stride 2
 (relative error 0.5-1) when its input is channels-last and has 3 or 4 channels, and after a few
 calls its backward pass hangs; every other case of 7,560 (kernels 1, 3, 5; strides 1-3; padding;
 dilation; depthwise groups; 1-64 channels; channels-last or mixed with a row-major weight) gives
-float32-exact results on both instruction sets, also with two threads convolving at once.
+float32-exact results there, and so did every case tried on AVX-512 kernels, also with two
+threads convolving at once (docs/benchmarks.md, "Channels-last compiled graphs").
 
 So inside a compiled graph (``channels_last_scope``, which the code generator opens for graphs
 with 2-d convolutions on a CPU) 4-d convolution, batch normalisation and pooling hand each other
