@@ -99,18 +99,18 @@ def test_run_now_runs_the_closure_only_when_nothing_is_pending(make):
     eng = make()
     v = Var()
     out = Var()
-    assert eng.run_now(max, (1, 2), [v], out, 'tiny') == 2
-    assert eng.run_now(lambda: 1 / 0, (), [v], out, 'tiny_div') is None     # ran, and failed
+    assert eng.run_now(max, 1, 2, v, None, out, 'tiny') == 2
+    assert eng.run_now(lambda a: a / 0, 1, None, v, None, out, 'tiny_div') is None     # ran, and failed
     with pytest.raises(EngineError, match='tiny_div failed: ZeroDivisionError'):
         eng.wait_for_var(out)
     # A failed input: not run (pushing it propagates the error instead).
-    assert eng.run_now(lambda: 1 / 0, (), [], v, 'fail_v') is None
-    assert eng.run_now(max, (1, 2), [v], Var(), 'tiny') is NOT_NOW
+    assert eng.run_now(lambda a: a / 0, 1, None, Var(), None, v, 'fail_v') is None
+    assert eng.run_now(max, 1, 2, Var(), v, Var(), 'tiny') is NOT_NOW
     with pytest.raises(EngineError):
         eng.wait_for_var(v)
-    assert eng.run_now(max, (1, 2), [v], Var(), 'tiny') == 2     # raised once: readable again
+    assert eng.run_now(max, 1, 2, v, None, Var(), 'tiny') == 2     # raised once: readable again
     eng.trace = []                      # profiling: every operation goes through push
-    assert eng.run_now(max, (1, 2), [], Var(), 'tiny') is NOT_NOW
+    assert eng.run_now(max, 1, 2, Var(), None, Var(), 'tiny') is NOT_NOW
     eng.trace = None
     eng.shutdown()
 
@@ -121,8 +121,8 @@ def test_run_now_refuses_inputs_with_pending_writes():
     v, u = Var(), Var()
     eng.push(gate.wait, [v], [u], mx.cpu(0), 'reader')     # reads v, writes u: queued
     assert pending(u) and not pending(v) and pending(v, for_write=True)
-    assert eng.run_now(max, (1, 2), [u], Var(), 'read_u') is NOT_NOW     # u is being written
-    assert eng.run_now(max, (3, 4), [v], Var(), 'read_v') == 4           # reads may share
+    assert eng.run_now(max, 1, 2, u, None, Var(), 'read_u') is NOT_NOW     # u is being written
+    assert eng.run_now(max, 3, 4, Var(), v, Var(), 'read_v') == 4           # reads may share
     gate.set()
     eng.waitall()
     assert not pending(u) and not pending(v, for_write=True)

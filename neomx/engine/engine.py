@@ -105,15 +105,16 @@ class Engine:
             self._fail(writes, name, where, exc)
 
     # -- tiny operations at once ------------------------------------------------------------
-    def run_now(self, fn, args, reads, out, name):
-        """Runs ``fn(*args)`` at once, in this thread, if that is what ``push`` would do with
-        a tiny operation reading ``reads`` and writing the new Var ``out`` (nothing pushed on it
-        yet): not profiling, nothing pending on ``reads`` and no failed input. Returns what
-        ``fn`` returns, or ``NOT_NOW`` when it did not run (then push the operation). An error
-        is stored on ``out`` (the result is then None) and raised at the next synchronisation,
-        as push's. Without a closure or a queue entry: the hot path of tiny operations
-        (``ndarray.fastpath``), whose caller has checked the work against ``inline_work``, the
-        device (a CPU) and that the operation needs no autograd."""
+    def run_now(self, fn, x, y, xv, yv, out, name):
+        """Runs ``fn(x)``, or ``fn(x, y)`` when ``y`` is not None, at once in this thread if
+        that is what ``push`` would do with a tiny operation reading the Var ``xv`` (and ``yv``
+        unless None) and writing the new Var ``out`` (nothing pushed on it yet): not profiling,
+        nothing pending on its inputs and no failed input. Returns what ``fn`` returns, or
+        ``NOT_NOW`` when it did not run (then push the operation). An error is stored on ``out``
+        (the result is then None) and raised at the next synchronisation, as push's. Without a
+        closure or a queue entry, and with the arguments spelled out rather than in tuples: the
+        hot path of tiny operations (``ndarray.fastpath``), whose caller has checked the work
+        against ``inline_work``, the device (a CPU) and that the operation needs no autograd."""
         if self.trace is not None:
             return NOT_NOW
         # Under the push lock: no operation on the Vars can be pushed, and so start, between
@@ -121,10 +122,16 @@ class Engine:
         lock = self._lock
         lock.acquire()      # cheaper than ``with`` on this path
         try:
-            for v in reads:     # as _ready does for the inputs (``out`` is new)
-                if v.error is not None or pending(v):
+            # as _ready does for the inputs (``out`` is new): var.pending(v) of a reader,
+            # inlined on this path
+            w = xv.writer
+            if xv.error is not None or (w is not None and w.done < xv.wseq):
+                return NOT_NOW
+            if yv is not None:
+                w = yv.writer
+                if yv.error is not None or (w is not None and w.done < yv.wseq):
                     return NOT_NOW
-            return fn(*args)
+            return fn(x) if y is None else fn(x, y)
         except BaseException as exc:
             self._fail((out,), name, user_line(), exc)
             return None

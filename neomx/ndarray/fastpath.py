@@ -101,15 +101,15 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
                 if u is None or u.requires_grad:
                     r = NOT_NOW
                 elif attrs:
-                    r = eng.run_now(partial(kernel, **attrs), (t, u), (av, bv), var, op.name)
+                    r = eng.run_now(partial(kernel, **attrs), t, u, av, bv, var, op.name)
                 else:
-                    r = eng.run_now(kernel, (t, u), (av, bv), var, op.name)
+                    r = eng.run_now(kernel, t, u, av, bv, var, op.name)
             elif arg is not None:
-                r = eng.run_now(kernel, (t, arg), (av,), var, op.name)
+                r = eng.run_now(kernel, t, arg, av, None, var, op.name)
             elif attrs:
-                r = eng.run_now(partial(kernel, **attrs), (t,), (av,), var, op.name)
+                r = eng.run_now(partial(kernel, **attrs), t, None, av, None, var, op.name)
             else:
-                r = eng.run_now(kernel, (t,), (av,), var, op.name)
+                r = eng.run_now(kernel, t, None, av, None, var, op.name)
             if r is not NOT_NOW:
                 var.tensor = r
                 cls = a.__class__
