@@ -26,12 +26,10 @@ Target: ``Module.fit`` within 10% of the hybridized Gluon loop doing the same wo
 """
 import logging
 import os
-import statistics
-import time
 import warnings
 
 import common  # noqa: F401  (puts the checkout on sys.path)
-from common import finish, fmt, parser, ratio, run_mxnet
+from common import finish, fmt, interleaved_cpu, parser, ratio, run_mxnet
 
 import numpy as np
 import torch
@@ -165,25 +163,6 @@ print(json.dumps(median_time(fit, %d, warmup=2)))
 '''
 
 
-def _interleaved(variants, repeat, warmup=2):
-    """Medians per batch of each variant's wall time and of the process's CPU time (all
-    threads), in interleaved rounds. On a machine shared with other work the CPU time is the
-    steadier figure: it leaves out the time spent waiting for a core."""
-    for fn in variants.values():
-        for _ in range(warmup):
-            fn()
-    wall = {name: [] for name in variants}
-    cpu = {name: [] for name in variants}
-    for _ in range(repeat):
-        for name, fn in variants.items():
-            c, w = time.process_time(), time.perf_counter()
-            fn()
-            wall[name].append((time.perf_counter() - w) / BATCHES)
-            cpu[name].append((time.process_time() - c) / BATCHES)
-    return ({n: statistics.median(v) for n, v in wall.items()},
-            {n: statistics.median(v) for n, v in cpu.items()})
-
-
 def main():
     p = parser(__doc__)
     args = p.parse_args()
@@ -195,7 +174,9 @@ def main():
                 'neomx Module step (forward_backward, update)': step,
                 'neomx Gluon hybridized step': gluon_step,
                 'PyTorch (with metric)': torch_variant(X, y)}
-    t, cpu = _interleaved(variants, repeat)
+    t, cpu = interleaved_cpu(variants, repeat, warmup=2)    # per epoch: per batch below
+    t = {n: v / BATCHES for n, v in t.items()}
+    cpu = {n: v / BATCHES for n, v in cpu.items()}
     ref = None
     if not args.no_mxnet:
         import inspect

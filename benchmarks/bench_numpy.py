@@ -12,11 +12,9 @@ process's CPU time are both reported: on a shared machine the CPU time is the st
 
 Run with ``python benchmarks/bench_numpy.py [--repeat 11] [--no-mxnet] [--json out.json]``.
 """
-import statistics
-import time
 
 import common  # noqa: F401  (puts the checkout on sys.path)
-from common import finish, fmt, parser, run_mxnet
+from common import finish, fmt, interleaved_cpu, parser, run_mxnet
 
 import torch  # noqa: E402
 
@@ -80,25 +78,6 @@ def figures(batch, repeat):
                 tnet(tx)
     return interleaved_cpu({'np': run(gluon2, x_np), 'legacy': run(legacy, x_nd),
                             'torch': torch_run}, repeat, warmup=2)
-
-
-def interleaved_cpu(variants, repeat, warmup=1):
-    """({name: median wall seconds}, {name: median CPU seconds of the process}) over
-    interleaved rounds. On a shared machine the CPU time (which counts the engine's worker
-    threads too) is the steadier figure: it leaves out the time spent waiting for a core."""
-    for fn in variants.values():
-        for _ in range(warmup):
-            fn()
-    wall = {name: [] for name in variants}
-    cpu = {name: [] for name in variants}
-    for _ in range(repeat):
-        for name, fn in variants.items():
-            t, c = time.perf_counter(), time.process_time()
-            fn()
-            cpu[name].append(time.process_time() - c)
-            wall[name].append(time.perf_counter() - t)
-    return ({n: statistics.median(v) for n, v in wall.items()},
-            {n: statistics.median(v) for n, v in cpu.items()})
 
 
 # The same two MLPs under MXNet 1.9.1, timed alike (median_time is pasted in front).

@@ -49,16 +49,26 @@ TIMING_HELPERS = 'import time, statistics\n' + inspect.getsource(median_time)
 def interleaved(variants, repeat, warmup=1):
     """Median seconds of each of ``variants`` ({name: fn}), measured in rounds that run every
     variant once, so that a shared machine's changing load falls on all of them alike."""
+    return interleaved_cpu(variants, repeat, warmup)[0]
+
+
+def interleaved_cpu(variants, repeat, warmup=1):
+    """``interleaved``'s medians of wall seconds, and the medians of the process's CPU seconds
+    (all its threads, the engine's workers too) of the same runs. On a shared machine the CPU
+    time is the steadier figure: it leaves out the time spent waiting for a core."""
     for fn in variants.values():
         for _ in range(warmup):
             fn()
-    samples = {name: [] for name in variants}
+    wall = {name: [] for name in variants}
+    cpu = {name: [] for name in variants}
     for _ in range(repeat):
         for name, fn in variants.items():
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             fn()
-            samples[name].append(time.perf_counter() - t)
-    return {name: statistics.median(s) for name, s in samples.items()}
+            cpu[name].append(time.process_time() - c)
+            wall[name].append(time.perf_counter() - t)
+    return ({n: statistics.median(v) for n, v in wall.items()},
+            {n: statistics.median(v) for n, v in cpu.items()})
 
 
 def run_python(python, code, env=None, timeout=600):
