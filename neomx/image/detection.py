@@ -159,6 +159,23 @@ def _window_height(low, high, ratio, width, height, crop):
     return h
 
 
+def _proposal_ranges(aug, aspect_ratio_range, area_range, area_floor, area_name):
+    """The (aspect ratio, area) ranges of random crop or pad augmenter ``aug`` as pairs, and
+    whether it is enabled: as MXNet, an area range reaching no higher than ``area_floor`` or
+    reversed, or an aspect ratio range not positive or reversed, disables it with a warning
+    (``area_name`` is what MXNet's warning calls the area range)."""
+    aspect_ratio_range = _pair(aspect_ratio_range, 'aspect ratio', aug)
+    area_range = _pair(area_range, 'area range', aug)
+    if area_range[1] <= area_floor or area_range[0] > area_range[1]:
+        warnings.warn('Skip %s due to invalid %s: %s' % (aug, area_name, area_range))
+    elif aspect_ratio_range[0] <= 0 or aspect_ratio_range[0] > aspect_ratio_range[1]:
+        warnings.warn('Skip %s due to invalid aspect_ratio_range: %s'
+                      % (aug, aspect_ratio_range))
+    else:
+        return aspect_ratio_range, area_range, True
+    return aspect_ratio_range, area_range, False
+
+
 class DetRandomCropAug(DetAugmenter):
     """Crops a random window whose aspect ratio (width / height) is in
     ``aspect_ratio_range`` and whose area is a fraction in ``area_range`` of the image's,
@@ -168,8 +185,8 @@ class DetRandomCropAug(DetAugmenter):
 
     def __init__(self, min_object_covered=0.1, aspect_ratio_range=(0.75, 1.33),
                  area_range=(0.05, 1.0), min_eject_coverage=0.3, max_attempts=50):
-        aspect_ratio_range = _pair(aspect_ratio_range, 'aspect ratio', 'DetRandomCropAug')
-        area_range = _pair(area_range, 'area range', 'DetRandomCropAug')
+        aspect_ratio_range, area_range, self.enabled = _proposal_ranges(
+            'DetRandomCropAug', aspect_ratio_range, area_range, 0, 'area_range')
         super().__init__(min_object_covered=min_object_covered,
                          aspect_ratio_range=aspect_ratio_range, area_range=area_range,
                          min_eject_coverage=min_eject_coverage, max_attempts=max_attempts)
@@ -178,14 +195,6 @@ class DetRandomCropAug(DetAugmenter):
         self.max_attempts = max_attempts
         self.aspect_ratio_range = aspect_ratio_range
         self.area_range = area_range
-        self.enabled = False
-        if area_range[1] <= 0 or area_range[0] > area_range[1]:
-            warnings.warn('Skip DetRandomCropAug due to invalid area_range: %s' % (area_range,))
-        elif aspect_ratio_range[0] <= 0 or aspect_ratio_range[0] > aspect_ratio_range[1]:
-            warnings.warn('Skip DetRandomCropAug due to invalid aspect_ratio_range: %s'
-                          % (aspect_ratio_range,))
-        else:
-            self.enabled = True
 
     def __call__(self, src, label):
         crop = self._random_crop_proposal(label, src.shape[0], src.shape[1])
@@ -260,22 +269,14 @@ class DetRandomPadAug(DetAugmenter):
             if not isinstance(pad_val, numeric_types):
                 raise TypeError("DetRandomPadAug: pad_val must be a number or one per "
                                 "channel, got %r" % (pad_val,))
-        aspect_ratio_range = _pair(aspect_ratio_range, 'aspect ratio', 'DetRandomPadAug')
-        area_range = _pair(area_range, 'area range', 'DetRandomPadAug')
+        aspect_ratio_range, area_range, self.enabled = _proposal_ranges(
+            'DetRandomPadAug', aspect_ratio_range, area_range, 1.0, 'parameters')
         super().__init__(aspect_ratio_range=aspect_ratio_range, area_range=area_range,
                          max_attempts=max_attempts, pad_val=pad_val)
         self.pad_val = pad_val
         self.aspect_ratio_range = aspect_ratio_range
         self.area_range = area_range
         self.max_attempts = max_attempts
-        self.enabled = False
-        if area_range[1] <= 1.0 or area_range[0] > area_range[1]:
-            warnings.warn('Skip DetRandomPadAug due to invalid parameters: %s' % (area_range,))
-        elif aspect_ratio_range[0] <= 0 or aspect_ratio_range[0] > aspect_ratio_range[1]:
-            warnings.warn('Skip DetRandomPadAug due to invalid aspect_ratio_range: %s'
-                          % (aspect_ratio_range,))
-        else:
-            self.enabled = True
 
     def __call__(self, src, label):
         height, width = src.shape[0], src.shape[1]
