@@ -218,6 +218,41 @@ def test_compiled_graphs_run_channels_last(engine_type):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
+class _BatchNormSpy(TorchDispatchMode):
+    """Records whether each batch normalisation's input is channels-last."""
+
+    def __init__(self):
+        super().__init__()
+        self.inputs = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.__name__.startswith('native_batch_norm.'):
+            self.inputs.append(is_channels_last(args[0]))
+        return func(*args, **(kwargs or {}))
+
+
+def test_one_channel_input_gives_channels_last_activations():
+    """A compiled graph whose first convolution reads one-channel images (row-major and
+    channels-last at once) hands channels-last activations on from it, as from any other
+    convolution, and still matches the row-major result."""
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(8, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'),
+            nn.Conv2D(4, 3), nn.BatchNorm())
+    net.initialize(mx.init.Xavier())
+    x = nd.random.uniform(shape=(2, 1, 10, 10))
+    with autograd.train_mode():
+        expected = net(x).asnumpy()
+    net.hybridize()
+    with mx.engine.engine_scope('NaiveEngine'):
+        spy = _BatchNormSpy()
+        with spy, autograd.train_mode():
+            out = net(x)
+            nd.waitall()
+    assert spy.inputs == [True, True]
+    assert is_dense(out._data())
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-4, atol=1e-5)
+
+
 def test_weight_heavy_convolutions_stay_row_major():
     """A convolution whose weight outweighs its data twice (a deep stage on a few pixels) runs
     row-major in a compiled graph: the weight's channels-last copies would cost more than they

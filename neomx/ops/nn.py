@@ -284,7 +284,14 @@ def _channels_last_input(data, kernel, stride, pad):
     if tuple(kernel) == (1, 1) and tuple(stride) != (1, 1) and not any(pad):
         data = data[:, :, ::stride[0], ::stride[1]]
         stride = (1, 1)
-    return data.contiguous(memory_format=torch.channels_last), stride
+    data = data.contiguous(memory_format=torch.channels_last)
+    if data.shape[1] == 1 and data.shape[2] * data.shape[3] > 1:
+        # one channel: row-major and channels-last order are the same and torch, reading
+        # row-major strides, would give a row-major output; spelled-out channels-last strides
+        # (the same elements) make the output channels-last for the kernels downstream
+        data = data.as_strided(data.shape, (data.shape[2] * data.shape[3], 1,
+                                            data.shape[3], 1), data.storage_offset())
+    return data, stride
 
 
 _CONV_ATTRS = {'kernel': Shape(), 'stride': Shape(()), 'dilate': Shape(()), 'pad': Shape(()),
