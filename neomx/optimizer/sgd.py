@@ -58,8 +58,13 @@ class SGD(Optimizer):
 
     def _kernel(self, ws, gs, ss, lrs, wds, extras, h):
         # MXNet's multi_sgd(_mom)_update, which its SGD uses for every dense update.
-        step = _lr_grad(gs, lrs, h)
         lrwds = [_mul32(lr, wd) for lr, wd in zip(lrs, wds)]
+        if h['momentum'] > 0 or any(lrwds) or not _one_pass_(ws, gs, lrs, h):
+            self._two_pass(ws, gs, ss, lrs, lrwds, h)
+
+    @staticmethod
+    def _two_pass(ws, gs, ss, lrs, lrwds, h):
+        step = _lr_grad(gs, lrs, h)
         if h['momentum'] > 0:
             moms = _states(ss, 0)
             torch._foreach_mul_(moms, h['momentum'])
@@ -71,6 +76,16 @@ class SGD(Optimizer):
             if any(lrwds):
                 torch._foreach_add_(step, torch._foreach_mul(ws, lrwds))
             torch._foreach_sub_(ws, step)
+
+
+def _one_pass_(ws, gs, lrs, h):
+    """``weight -= (lr * rescale_grad) * grad`` in one pass over each weight (no step tensor):
+    the common plain-SGD update, taken when nothing clips and every weight has the same rate.
+    False (nothing done) otherwise."""
+    if h['clip'] is not None or any(lr != lrs[0] for lr in lrs):
+        return False
+    torch._foreach_add_(ws, gs, alpha=-_mul32(lrs[0], h['rescale_grad']))
+    return True
 
 
 @register
