@@ -121,7 +121,7 @@ def mark_variables(variables, gradients, grad_reqs='write'):
         var.shadow = True if integer else None
 
         def fn(var=var, differentiable=differentiable, integer=integer):
-            t = var.tensor.detach()
+            t = dense(var.tensor.detach())
             var.tensor = t.requires_grad_(True) if differentiable else t
             if integer:
                 var.shadow = t.double().requires_grad_(True)

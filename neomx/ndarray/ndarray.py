@@ -346,6 +346,22 @@ def _describe(op, attrs, shapes, dtypes):
                                            if attrs else '')
 
 
+def row_major_storage(var):
+    """Lays ``var``'s tensor out row-major in place and returns it. Convolution, batch
+    normalisation and pooling keep 4-d float32 CPU results channels-last (see ops.layout);
+    such a storage goes row-major when a view of it is made or code outside the engine reads it.
+    A recorded tensor's copy stays in autograd's graph."""
+    t = var.tensor
+    if not t.is_contiguous():
+        if t.requires_grad:
+            with torch.enable_grad():
+                t = t.contiguous()
+        else:
+            t = t.contiguous()
+        var.tensor = t
+    return t
+
+
 def _tensors(inputs):
     return [None if x is None else (x._var.tensor if x._view is None else x._tensor())
             for x in inputs]
@@ -667,14 +683,17 @@ class NDArray:
         if self._view is None:
             return t
         if not t.is_contiguous():
-            t = var.tensor = t.contiguous()
+            t = row_major_storage(var)
         return t.as_strided(self._shape, _strides(self._shape), t.storage_offset() + self._view)
 
     def _data(self):
-        """The tensor after waiting for it (for code outside the engine)."""
+        """The tensor after waiting for it (for code outside the engine), row-major."""
         self.wait_to_read()
-        if self._var.tensor is None:
+        t = self._var.tensor
+        if t is None:
             self._refill()
+        elif not t.is_contiguous():
+            row_major_storage(self._var)
         return self._tensor()
 
     def _refill(self):

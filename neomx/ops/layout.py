@@ -1,5 +1,6 @@
-"""Row-major strides: the one layout an NDArray's storage has (MXNet's only layout) and the one
-neomx hands to torch's layout-sensitive kernels.
+"""Layouts: row-major strides, which an NDArray's storage has unless a CPU convolution's
+activations left it channels-last (below), and which neomx hands to torch's layout-sensitive
+kernels other than convolution, batch normalisation and pooling.
 
 torch reads a tensor's strides to choose a kernel's memory format. A tensor whose elements lie
 in row-major order can still carry other strides on its axes of length 1: an (N, 1, 28, 28)
@@ -15,13 +16,15 @@ dilation; depthwise groups; 1-64 channels; channels-last or mixed with a row-maj
 float32-exact results there, and so did every case tried on AVX-512 kernels, also with two
 threads convolving at once (docs/benchmarks.md, "Channels-last compiled graphs").
 
-So inside a compiled graph (``channels_last_scope``, which the code generator opens for graphs
-with 2-d convolutions on a CPU) 4-d convolution, batch normalisation and pooling hand each other
-channels-last activations, as PyTorch's ``channels_last`` models do, and a 1x1 convolution with a
-stride runs as a stride-1 convolution of the subsampled input (the same sums). Everything that
-leaves the graph is row-major: its outputs (``codegen._own``) and the gradients autograd writes.
-Weights stay row-major (torch reorders them for oneDNN on every call whatever their strides).
-``NEOMX_CHANNELS_LAST=0`` keeps compiled graphs row-major throughout.
+So on a CPU, 4-d float32 convolution, batch normalisation and pooling hand each other
+channels-last activations, as PyTorch's ``channels_last`` models do, imperatively and in
+compiled graphs alike, and a 1x1 convolution with a stride runs as a stride-1 convolution of
+the subsampled input (the same sums). Such a result is kept channels-last in its array's
+storage (MXNet keeps oneDNN's layouts the same way); the storage goes row-major in place when a
+view of the array is made, when code outside the engine reads it (``NDArray._data``, and so
+``asnumpy``), and when it is marked for autograd (``ndarray.row_major_storage``). Gradients
+autograd writes are row-major, and so are weights (torch reorders them for oneDNN on every call
+whatever their strides). ``NEOMX_CHANNELS_LAST=0`` keeps everything row-major.
 
 >>> import torch
 >>> t = torch.zeros(2, 28, 28, 1).permute(0, 3, 1, 2)
@@ -29,15 +32,12 @@ Weights stay row-major (torch reorders them for oneDNN on every call whatever th
 ((784, 1, 28, 1), (784, 784, 28, 1))
 """
 import os
-import threading
 
 import torch
 
-__all__ = ['row_major', 'dense', 'is_dense', 'channels_last_scope', 'in_channels_last_scope',
-           'is_channels_last', 'channels_last_enabled']
+__all__ = ['row_major', 'dense', 'is_dense', 'is_channels_last', 'channels_last_enabled']
 
 _STRIDES = {}
-_SCOPE = threading.local()
 
 
 def row_major(shape):
@@ -72,27 +72,8 @@ def dense(t):
 
 
 def channels_last_enabled():
-    """Whether compiled graphs may run convolutions channels-last (``NEOMX_CHANNELS_LAST``,
-    default 1)."""
+    """Whether CPU convolutions may run channels-last (``NEOMX_CHANNELS_LAST``, default 1)."""
     return os.environ.get('NEOMX_CHANNELS_LAST', '1') not in ('0', 'false', 'False', '')
-
-
-class channels_last_scope:
-    """Within it (on this thread), 4-d convolution, batch normalisation and pooling kernels may
-    take and give channels-last tensors (see the module's note)."""
-    __slots__ = ()
-
-    def __enter__(self):
-        _SCOPE.depth = getattr(_SCOPE, 'depth', 0) + 1
-        return self
-
-    def __exit__(self, *exc):
-        _SCOPE.depth -= 1
-        return False
-
-
-def in_channels_last_scope():
-    return getattr(_SCOPE, 'depth', 0) > 0
 
 
 def is_channels_last(t):

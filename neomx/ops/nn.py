@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import dtype_torch
-from .layout import dense, in_channels_last_scope, is_channels_last
+from .layout import channels_last_enabled, dense, is_channels_last
 from .registry import (Bool, DType, Enum, Float, FloatOrNone, Int, IntOrNone, Shape,
                        ShapeError, Str, register, same_as_input)
 
@@ -270,10 +270,10 @@ _CL_DATA_PER_WEIGHT = 0.5
 
 
 def _in_channels_last(data):
-    """Whether a 4-d kernel runs channels-last: float32 on a CPU in a compiled graph's
-    channels-last scope (see ops.layout)."""
+    """Whether a 4-d kernel runs channels-last: float32 on a CPU, unless switched off (see
+    ops.layout)."""
     return (data.dim() == 4 and data.dtype == torch.float32 and data.device.type == 'cpu'
-            and in_channels_last_scope())
+            and channels_last_enabled())
 
 
 def _channels_last_input(data, kernel, stride, pad):

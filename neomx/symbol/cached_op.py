@@ -21,7 +21,6 @@ from ..ndarray.ndarray import (_INTEGERS, NDArray, Storage, _make, _merge_leaves
                                integer_gradient, rng_var, shadow_tensor,
                                user_line)
 from . import passes
-from ..ops.layout import channels_last_enabled
 from .codegen import generate
 from .graph import Graph, input_slots
 
@@ -207,8 +206,7 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     g = passes.optimize(graph, ctx.torch_device, is_train, cse)
     inferred = passes.infer(g, known_shapes, known_dtypes)
     code = generate(g, input_names, name=name, is_train=is_train, inferred=inferred,
-                    title=title, hook=hook,
-                    channels_last=_runs_channels_last(g, inferred, ctx, backend))
+                    title=title, hook=hook)
     out_specs = [(inferred.shapes[n][k], inferred.dtypes[n][k] or 'float32')
                  for n, k in g.heads]
     aux_names = {n.name for n in g.auxiliary()}
@@ -231,21 +229,6 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     if static and ctx.device_typeid == 2 and not rng and not aux and hook is None:
         prog.replay = _cuda_graph(code.fn, shapes, dtypes, ctx)
     return prog
-
-
-def _runs_channels_last(graph, inferred, ctx, backend):
-    """Whether a graph runs its 4-d convolutions channels-last (see ops.layout): on a CPU, with
-    a 2-d float32 convolution whose data is 4-d channels-first, and not handed to torch.compile."""
-    if ctx.device_typeid != 1 or backend not in (None, '', 'default') or \
-            not channels_last_enabled():
-        return False
-    for n in graph.nodes:
-        if n.op is not None and n.op.name == 'Convolution' and \
-                len(n.attrs.get('kernel') or ()) == 2 and \
-                not (n.attrs.get('layout') or 'NCHW').endswith('C') and \
-                (inferred.dtypes.get(n) or [None])[0] in ('float32', None):
-            return True
-    return False
 
 
 def _cuda_graph(fn, shapes, dtypes, ctx):

@@ -27,7 +27,7 @@ import textwrap
 import torch
 
 from ..base import MXNetError
-from ..ops.layout import channels_last_scope, is_dense
+from ..ops.layout import is_dense
 from .graph import input_slots
 
 __all__ = ['generate', 'GeneratedCode']
@@ -78,17 +78,14 @@ def _own(t):
 
 
 def generate(graph, input_names, name='forward', is_train=False, inferred=None, title=None,
-             hook=None, channels_last=False):
+             hook=None):
     """Source and function for ``graph``; the function takes the variables named in
     ``input_names`` positionally (folded constants are baked in). ``inferred`` (from
     passes.infer) adds shape comments; ``title`` is a comment line on top. ``hook``, when
     given, is called after each operator as ``hook(node, input tensors, output tensors)``
-    (a block's ``register_op_hook``). With ``channels_last`` the body runs in
-    ``ops.layout.channels_last_scope`` (4-d convolutions, batch normalisation and pooling hand
-    each other channels-last tensors) and every output is made row-major."""
+    (a block's ``register_op_hook``)."""
     names = _Names()
-    glb = {'torch': torch, '_own': _own, '_channels_last_scope': channels_last_scope}
-    names.used.add('_channels_last_scope')
+    glb = {'torch': torch, '_own': _own}
     if hook is not None:
         glb['_op_hook'] = hook
         names.used.add('_op_hook')
@@ -168,7 +165,7 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
     rets = []
     for node, k in graph.heads:
         expr = var[(id(node), k)]
-        if node.op is None or node.op.view or channels_last:
+        if node.op is None or node.op.view:
             expr = '_own(%s)' % expr
         rets.append(expr)
     head = ['# %s' % title] if title else []
@@ -176,8 +173,6 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
                         initial_indent=' ' * 8, subsequent_indent=' ' * 8,
                         break_on_hyphens=False).strip()
     lines.append('    return (%s%s)' % (', '.join(rets), ',' if len(rets) == 1 else ''))
-    if channels_last:
-        lines = ['    with _channels_last_scope():'] + ['    ' + ln for ln in lines]
     src = '\n'.join(head + ['def %s(%s):' % (fname, sig)] + lines) + '\n'
     filename = '<neomx-generated-%d %s>' % (next(_COUNTER), name)
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
