@@ -8,8 +8,8 @@ book's loop body: ``autograd.record()``, the network, ``SoftmaxCrossEntropyLoss`
 ``nd.waitall()`` so that the step is timed to its end. Inference is the network alone in
 predict mode.
 
-Variants, all in one run and alternating (each round runs every variant once; each figure is
-the median over rounds):
+Variants, all in one run and alternating (each round runs every variant once, starting one
+variant later than the round before; each figure is the median over rounds):
 
 - neomx, imperative and hybridized;
 - PyTorch eager on the same network (same layers, same shapes; ``torch.optim.SGD``), with
@@ -494,7 +494,7 @@ PAUSE = 0.05   # seconds between variants: the previous one's thread pools go qu
 
 def measure(variants, repeat, warmup=1, clock=time.perf_counter):
     """Median seconds of each of ``variants`` ({label: fn}) over ``repeat`` rounds that run
-    every variant once, in turn. A variant may return its own timing (MXNet's process).
+    every variant once, in turn, each round starting at the next variant. A variant may return its own timing (MXNet's process).
     ``clock``: time.perf_counter (wall clock) or time.process_time (CPU time of every thread
     of this process)."""
     def once(fn):
@@ -507,9 +507,12 @@ def measure(variants, repeat, warmup=1, clock=time.perf_counter):
         for _ in range(warmup):
             once(fn)
     samples = {label: [] for label in variants}
-    for _ in range(repeat):
-        for label, fn in variants.items():
-            samples[label].append(once(fn))
+    order = list(variants)
+    for r in range(repeat):
+        # each round starts one variant later, so that no variant always runs right after
+        # the same one (a step right after MXNet's process took its turn ran 3-4% slower)
+        for label in order[r % len(order):] + order[:r % len(order)]:
+            samples[label].append(once(variants[label]))
     return {label: statistics.median(s) for label, s in samples.items()}
 
 
@@ -629,7 +632,8 @@ def main():
            'MISSED (worst %s)' % fmt(max(i for i in imp if i is not None)) if any(
                i is not None for i in imp) else '-'),
         'Median of %d rounds; each round runs every variant once, in turn (MXNet in its own '
-        'process, told over a pipe when to take its turn), after one warm-up step each.'
+        'process, told over a pipe when to take its turn), starting one variant later than the '
+        'round before, after one warm-up step each.'
         % repeat,
         ('Every framework on %d intra-op thread(s) (NEOMX_CPU_THREADS, OMP_NUM_THREADS for '
          'MXNet 1.9.1).' % args.threads) if args.threads else

@@ -7,7 +7,7 @@ import numpy as np
 
 import neomx as mx
 from neomx import autograd, nd
-from neomx.ops.layout import is_dense
+from neomx.ops.layout import is_channels_last, is_dense
 from neomx.test_utils import central_differences
 
 
@@ -50,9 +50,12 @@ def check_op(fn, ref, arrays, ctx=None, grad=True, rtol=1e-4, atol=1e-5, grad_rt
     assert len(outs) == len(expected), 'got %d outputs, reference has %d' % (len(outs), len(expected))
     got = [o.asnumpy() for o in outs]
     for k, o in enumerate(outs):
-        # MXNet has one layout: torch picks kernels by strides (see neomx.ops.layout)
-        t = o._data()
-        assert is_dense(t), 'output %d: strides %s, not row-major' % (k, t.stride())
+        # torch picks kernels by strides (see neomx.ops.layout): a result is stored row-major,
+        # or channels-last from the convolution family's CPU kernels
+        o.wait_to_read()
+        t = o._var.tensor
+        assert is_dense(t) or is_channels_last(t), \
+            'output %d: strides %s, neither row-major nor channels-last' % (k, t.stride())
     for k, (g, e) in enumerate(zip(got, expected)):
         e = np.asarray(e)
         assert g.shape == e.shape, 'output %d: shape %s, reference %s' % (k, g.shape, e.shape)
