@@ -66,3 +66,35 @@ def test_inference_records_counts_and_constant_shapes():
     assert res.dtypes[head] == ['float32']
     np.testing.assert_array_equal(generate(g, ['x']).fn(torch.ones(2, 2))[0].numpy(),
                                   np.ones((2, 2)))
+
+
+def test_generated_code_frees_intermediates_after_their_last_reader():
+    """An intermediate's tensor is released once its last reader has run, not when the
+    generated function returns (a hybridized network's activations are reused as they go, as
+    in eager code); the outputs are kept."""
+    import weakref
+    x = mx.sym.var('x')
+    a = mx.sym.relu(x * 2, name='a')
+    b = mx.sym.exp(a, name='b')
+    out = mx.sym.Group([mx.sym.sqrt(b + 1, name='c') * 3, b])
+    seen, alive_at = {}, {}
+
+    def hook(node, inputs, outputs):
+        for name, ref in seen.items():
+            alive_at.setdefault(node.name, {})[name] = ref() is not None
+        for t in outputs:
+            seen[node.name] = weakref.ref(t)
+
+    g = Graph.of(out)
+    code = generate(g, ['x'], hook=hook)
+    x_t = torch.rand(3, 4)
+    got = code.fn(x_t)
+    names = [n.name for n in g.nodes if n.op is not None]
+    last = names[-1]
+    # by the last operator, relu's input (x * 2) and relu's result are gone; b is an output
+    first = names[0]
+    assert not alive_at[last][first] and not alive_at[last]['a'], alive_at
+    assert alive_at[last]['b']
+    expected = np.sqrt(np.exp(np.maximum(x_t.numpy() * 2, 0)) + 1) * 3
+    np.testing.assert_allclose(got[0].numpy(), expected, rtol=1e-6)
+    np.testing.assert_allclose(got[1].numpy(), np.exp(np.maximum(x_t.numpy() * 2, 0)), rtol=1e-6)

@@ -1,8 +1,9 @@
 """Turns a graph into readable Python that calls the operators' kernels on torch tensors.
 
-One line per node, named after the node, with the inferred shape and dtype as a comment; the
-source is registered with ``linecache`` so a traceback from a kernel shows the generated line
-(as torch.fx does). The result is what a hybridized block runs.
+One line per node, named after the node, with the inferred shape and dtype as a comment, and a
+``del`` of each intermediate after its last reader (its memory goes back while the graph runs,
+as in eager code); the source is registered with ``linecache`` so a traceback from a kernel
+shows the generated line (as torch.fx does). The result is what a hybridized block runs.
 
 >>> import neomx as mx
 >>> from neomx.symbol.codegen import generate
@@ -13,6 +14,7 @@ source is registered with ``linecache`` so a traceback from a kernel shows the g
 def double_relu(x, generator=None, device=None):
     _mulscalar0 = _mul_scalar(x, scalar=2.0)
     out = relu(_mulscalar0)
+    del _mulscalar0
     return (out,)
 """
 import builtins
@@ -107,9 +109,23 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
         params.append(ident)
         for node in by_name.get(nm, ()):
             var[(id(node), 0)] = ident
+    # the last operator reading each value: an intermediate is deleted right after it, so
+    # that its memory goes back while the graph still runs (as eager code frees it), not
+    # when the function returns; graph outputs live on
+    last_read = {}
+    for i, node in enumerate(graph.nodes):
+        for src, k in node.inputs:
+            last_read[(id(src), k)] = i
+    for node, k in graph.heads:
+        last_read[(id(node), k)] = None
+    dying = {}
+    for key, i in last_read.items():
+        if i is not None:
+            dying.setdefault(i, []).append(key)
+    made = set()        # the names operators' results are bound to
     lines = []
     consts = 0
-    for node in graph.nodes:
+    for at, node in enumerate(graph.nodes):
         if node.op is None:
             if (id(node), 0) in var:
                 continue
@@ -162,6 +178,11 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
             present = [var[(id(src), k)] for src, k in node.inputs]
             lines.append('    _op_hook(%s, (%s), (%s))' % (
                 ident, ''.join(a + ', ' for a in present), ''.join(o + ', ' for o in outs)))
+        made.update(outs)
+        dead = sorted({var[key] for key in dying.get(at, ())} & made)
+        dead += [o for j, o in enumerate(outs) if (id(node), j) not in last_read]
+        if dead:
+            lines.append('    del %s' % ', '.join(dead))
     rets = []
     for node, k in graph.heads:
         expr = var[(id(node), k)]
