@@ -353,12 +353,7 @@ def row_major_storage(var):
     A recorded tensor's copy stays in autograd's graph."""
     t = var.tensor
     if not t.is_contiguous():
-        if t.requires_grad:
-            with torch.enable_grad():
-                t = t.contiguous()
-        else:
-            t = t.contiguous()
-        var.tensor = t
+        t = var.tensor = _own(t)
     return t
 
 
@@ -689,10 +684,9 @@ class NDArray:
     def _data(self):
         """The tensor after waiting for it (for code outside the engine), row-major."""
         self.wait_to_read()
-        t = self._var.tensor
-        if t is None:
+        if self._var.tensor is None:
             self._refill()
-        elif not t.is_contiguous():
+        else:
             row_major_storage(self._var)
         return self._tensor()
 

@@ -59,11 +59,8 @@ class SGD(Optimizer):
     def _kernel(self, ws, gs, ss, lrs, wds, extras, h):
         # MXNet's multi_sgd(_mom)_update, which its SGD uses for every dense update.
         lrwds = [_mul32(lr, wd) for lr, wd in zip(lrs, wds)]
-        if h['momentum'] > 0 or any(lrwds) or not _one_pass_(ws, gs, lrs, h):
-            self._two_pass(ws, gs, ss, lrs, lrwds, h)
-
-    @staticmethod
-    def _two_pass(ws, gs, ss, lrs, lrwds, h):
+        if not h['momentum'] > 0 and not any(lrwds) and _one_pass_(ws, gs, lrs, h):
+            return
         step = _lr_grad(gs, lrs, h)
         if h['momentum'] > 0:
             moms = _states(ss, 0)

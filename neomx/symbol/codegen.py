@@ -112,17 +112,17 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
     # the last operator reading each value: an intermediate is deleted right after it, so
     # that its memory goes back while the graph still runs (as eager code frees it), not
     # when the function returns; graph outputs live on
-    last_read = {}
+    last_read = {}      # (id(operator), output) -> index of its last reader
     for i, node in enumerate(graph.nodes):
         for src, k in node.inputs:
-            last_read[(id(src), k)] = i
+            if src.op is not None:
+                last_read[(id(src), k)] = i
     for node, k in graph.heads:
         last_read[(id(node), k)] = None
     dying = {}
     for key, i in last_read.items():
         if i is not None:
             dying.setdefault(i, []).append(key)
-    made = set()        # the names operators' results are bound to
     lines = []
     consts = 0
     for at, node in enumerate(graph.nodes):
@@ -178,8 +178,7 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
             present = [var[(id(src), k)] for src, k in node.inputs]
             lines.append('    _op_hook(%s, (%s), (%s))' % (
                 ident, ''.join(a + ', ' for a in present), ''.join(o + ', ' for o in outs)))
-        made.update(outs)
-        dead = sorted({var[key] for key in dying.get(at, ())} & made)
+        dead = sorted(var[key] for key in dying.get(at, ()))
         dead += [o for j, o in enumerate(outs) if (id(node), j) not in last_read]
         if dead:
             lines.append('    del %s' % ', '.join(dead))
