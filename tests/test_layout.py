@@ -223,6 +223,51 @@ def test_compiled_graphs_run_channels_last(engine_type):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
+class _ReluGradSpy(TorchDispatchMode):
+    """Records whether the gradient each relu's backward pass receives is channels-last."""
+
+    def __init__(self):
+        super().__init__()
+        self.grads = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.__name__.startswith('threshold_backward.'):
+            self.grads.append(is_channels_last(args[0]))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize('hybridize', [False, True])
+def test_strided_1x1_convolutions_of_many_channels_run_as_they_are(hybridize):
+    """A strided 1x1 convolution of 16 channels (ResNet's downsampling shortcut) runs with its
+    stride, so its input's gradient comes back channels-last like every other: subsampling it
+    first (as for fewer channels) gave the relu before it a row-major gradient of a
+    channels-last result, a slow mixed-layout kernel. Its results match the subsampled form."""
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(16, 3, padding=1, use_bias=False), nn.Activation('relu'),
+            nn.Conv2D(8, 1, strides=2, use_bias=False))
+    net.initialize(mx.init.Xavier())
+    net.hybridize(hybridize)
+    x = nd.random.uniform(shape=(2, 3, 10, 10))
+    head = nd.random.uniform(shape=(2, 8, 5, 5))
+    with mx.engine.engine_scope('NaiveEngine'):
+        convs, relus = _ConvSpy(), _ReluGradSpy()
+        with convs, relus:
+            with autograd.record():
+                loss = (net(x) * head).sum()
+            loss.backward()
+            nd.waitall()
+    assert convs.convs[1][1:] == ((1, 1), (2, 2)), convs.convs     # 1x1 with its stride
+    assert relus.grads == [True], relus.grads
+    w1, w2 = (torch.tensor(p.data().asnumpy(), requires_grad=True)
+              for p in (net[0].weight, net[2].weight))
+    h = torch.relu(torch.nn.functional.conv2d(torch.tensor(x.asnumpy()), w1, padding=1))
+    ref = (torch.nn.functional.conv2d(h[:, :, ::2, ::2], w2) * torch.tensor(head.asnumpy())).sum()
+    ref.backward()
+    np.testing.assert_allclose(loss.asscalar(), ref.item(), rtol=1e-5)
+    for p, w in ((net[0].weight, w1), (net[2].weight, w2)):
+        np.testing.assert_allclose(p.grad().asnumpy(), w.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
 class _BatchNormSpy(TorchDispatchMode):
     """Records whether each batch normalisation's input is channels-last."""
 

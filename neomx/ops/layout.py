@@ -9,17 +9,18 @@ channels-last, and torch 2.13's CPU convolution computes wrong gradients and cor
 channels-last input (oneDNN's AVX2 kernels; a 1x1 convolution with stride 2 is enough).
 
 That failure is narrow. Held to its AVX2 kernels (``ONEDNN_MAX_CPU_ISA=AVX2``; a CPU without
-AVX-512), oneDNN computes the weight gradient of a 1x1 convolution with stride 2 or 3 wrong
-(relative error 0.5-1) when its input is channels-last and has 3 or 4 channels, and after a few
-calls its backward pass hangs; every other case of 7,560 (kernels 1, 3, 5; strides 1-3; padding;
-dilation; depthwise groups; 1-64 channels; channels-last or mixed with a row-major weight) gives
-float32-exact results there, and so did every case tried on AVX-512 kernels, also with two
-threads convolving at once (docs/benchmarks.md, "Channels-last compiled graphs").
+AVX-512), oneDNN computes the weight gradient of a 1x1 convolution with a stride of 2-4 wrong
+(relative error 0.2-1, in 2-20% of calls) when its input is channels-last and has 2-7
+channels, and after a few calls its backward pass can hang; every other case of 7,560 (kernels
+1, 3, 5; strides 1-3; padding; dilation; depthwise groups; 1-64 channels; channels-last or
+mixed with a row-major weight) gives float32-exact results there, so did 600 strided 1x1 calls
+each of 8-16 channels and 4,536 cases of 8-96, and so did every case tried on AVX-512 kernels,
+also with two threads convolving at once (docs/benchmarks.md, "Channels-last activations").
 
 So on a CPU, 4-d float32 convolution, batch normalisation and pooling hand each other
 channels-last activations, as PyTorch's ``channels_last`` models do, imperatively and in
-compiled graphs alike, and a 1x1 convolution with a stride runs as a stride-1 convolution of
-the subsampled input (the same sums). Such a result is kept channels-last in its array's
+compiled graphs alike, and a 1x1 convolution with a stride of fewer than 16 channels runs as
+a stride-1 convolution of the subsampled input (the same sums). Such a result is kept channels-last in its array's
 storage (MXNet keeps oneDNN's layouts the same way); the storage goes row-major in place when a
 view of the array is made, when code outside the engine reads it (``NDArray._data``, and so
 ``asnumpy``), and when it is marked for autograd (``ndarray.row_major_storage``). Gradients

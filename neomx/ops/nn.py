@@ -269,6 +269,11 @@ def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(
 _CL_DATA_PER_WEIGHT = 0.5
 
 
+# Strided 1x1 convolutions of fewer channels run on the subsampled input: oneDNN's AVX2 kernel
+# gets 2-7 channels wrong and 8-128 right (docs/benchmarks.md, "Channels-last activations").
+_SUBSAMPLED_CHANNELS = 16
+
+
 def _in_channels_last(data):
     """Whether a 4-d kernel runs channels-last: float32 on a CPU, unless switched off (see
     ops.layout)."""
@@ -278,10 +283,13 @@ def _in_channels_last(data):
 
 def _channels_last_input(data, kernel, stride, pad):
     """(data, stride) of a 2-d convolution run channels-last. A 1x1 kernel with a stride (and
-    no padding) reads every stride-th pixel: it runs as a stride-1 convolution of those pixels,
-    since oneDNN's AVX2 kernel for strided 1x1 convolutions of channels-last input computes a
-    wrong weight gradient (see ops.layout)."""
-    if tuple(kernel) == (1, 1) and tuple(stride) != (1, 1) and not any(pad):
+    no padding) of fewer than 16 channels reads every stride-th pixel: it runs as a stride-1
+    convolution of those pixels, since oneDNN's AVX2 kernel for strided 1x1 convolutions of
+    channels-last input with 2-7 channels computes a wrong weight gradient (see ops.layout).
+    With more channels it runs as it is: the subsampling's backward pass would hand the
+    layers before it a row-major gradient."""
+    if tuple(kernel) == (1, 1) and tuple(stride) != (1, 1) and not any(pad) and \
+            data.shape[1] < _SUBSAMPLED_CHANNELS:
         data = data[:, :, ::stride[0], ::stride[1]]
         stride = (1, 1)
     data = data.contiguous(memory_format=torch.channels_last)
