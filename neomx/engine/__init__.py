@@ -13,6 +13,7 @@ import os
 
 from ..base import MXNetError, env_str
 from .engine import EngineError, NaiveEngine, ThreadedEngine
+from .memory import keep_freed_memory
 from .threads import LIGHT_WORK, PARALLEL_WORK, cpu_budget
 from .var import Var, track
 
@@ -31,6 +32,7 @@ def _make(kind):
     return cls()
 
 
+keep_freed_memory()     # before the engine's threads make their own heaps
 _engine = _make(env_str('NEOMX_ENGINE_TYPE', 'MXNET_ENGINE_TYPE', default='ThreadedEngine'))
 
 
