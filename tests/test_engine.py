@@ -923,6 +923,7 @@ _REFAULTS = '''
     for _ in range(6):
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         blocks = [torch.ones(1 << 20) for _ in range(16)]       # 16 x 4 MiB, then freed
+        blocks.append(torch.ones(12 << 20))                     # and one of 48 MiB
         del blocks
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     print(json.dumps(faults))
@@ -932,10 +933,10 @@ _REFAULTS = '''
 @pytest.mark.skipif(not sys.platform.startswith('linux'), reason="glibc's malloc settings")
 def test_freed_memory_is_kept_for_the_next_step():
     """Memory a step frees is reused by later ones without faulting its pages in again (MXNet's
-    storage pool does the same): after the first rounds, allocating and filling 64 MiB again
-    takes almost no page faults. (With NEOMX_KEEP_FREED_MEMORY=0, glibc mostly hands the memory
-    back and each round faults all 16,384 pages in again; at times its own thresholds settle
-    too, so that case is not asserted.)"""
+    storage pool does the same): after the first rounds, allocating and filling 112 MiB again
+    takes almost no page faults. (With NEOMX_KEEP_FREED_MEMORY=0, glibc maps the 48 MiB block
+    afresh every round, and mostly hands the rest back too, so each round faults up to all
+    28,672 pages in again.)"""
     kept = _run_child(_REFAULTS)
     assert sum(kept[3:]) < 4096, kept
 
@@ -948,4 +949,5 @@ def test_freed_memory_settings_can_be_left_alone(monkeypatch):
     monkeypatch.setenv('MALLOC_TOP_PAD_', str(64 << 20))      # the user's own setting stays
     made = memory.keep_freed_memory()
     if sys.platform.startswith('linux'):
-        assert made == ['MALLOC_TRIM_THRESHOLD_', 'MALLOC_MMAP_THRESHOLD_'], made
+        assert made == ['MALLOC_MMAP_MAX_', 'MALLOC_TRIM_THRESHOLD_',
+                        'MALLOC_MMAP_THRESHOLD_'], made

@@ -1,20 +1,23 @@
 """Freed memory stays with the process: torch's CPU tensors come from the C library's
-``malloc``, which by default hands freed memory back to the operating system (it trims the
-heap above 128 KiB of free space at its top, and deletes a thread's whole heap once it is
-empty), so the next training step faults the same pages in again, zero-filled, one by one
-(thousands of page faults per step: 2-8% of a ResNet-18 or DenseNet step on a 2-core
-machine). MXNet keeps freed blocks in its own storage pool for reuse; neomx asks glibc's
-``malloc`` to keep them instead:
+``malloc``, which by default hands freed memory back to the operating system (a block above its
+mmap threshold, 32 MiB at most, is a mapping of its own and unmapped when freed; the heap is
+trimmed above twice that threshold of free space at its top, and a thread's heap is deleted once
+it is empty), so the next training step faults the same pages in again, zero-filled, one by one:
+25,000-130,000 page faults per VGG step at 224x224 (10-15% of the step), thousands per ResNet-18
+or DenseNet step at 96x96. MXNet keeps freed blocks in its own storage pool for reuse; neomx
+asks glibc's ``malloc`` to keep them instead:
 
+- every block comes from the heap, none from a mapping of its own (``M_MMAP_MAX`` 0; glibc
+  still maps memory when the heap cannot grow);
 - the heap is trimmed only above 1 GiB of free space at its top (``M_TRIM_THRESHOLD``), and
   grows with 64 MiB to spare (``M_TOP_PAD``; also what keeps an emptied thread heap alive);
-- blocks up to 32 MiB, glibc's most, come from the heap instead of fresh mappings
-  (``M_MMAP_THRESHOLD``; glibc raises it to that as blocks are freed anyway, in steps).
+- were mappings allowed again, blocks up to 32 MiB would still come from the heap
+  (``M_MMAP_THRESHOLD``).
 
-Resident memory then stays at its peak while the process lives, as with MXNet's pool.
+Resident memory then stays near its peak while the process lives, as with MXNet's pool.
 ``NEOMX_KEEP_FREED_MEMORY=0`` leaves ``malloc`` as it is, and so do the C library's own
-``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_`` and ``MALLOC_MMAP_THRESHOLD_`` when set;
-other C libraries are left alone.
+``MALLOC_MMAP_MAX_``, ``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_`` and
+``MALLOC_MMAP_THRESHOLD_`` for their settings when set; other C libraries are left alone.
 """
 import ctypes
 import ctypes.util
@@ -26,8 +29,10 @@ __all__ = ['keep_freed_memory']
 _M_TRIM_THRESHOLD = -1
 _M_TOP_PAD = -2
 _M_MMAP_THRESHOLD = -3
+_M_MMAP_MAX = -4
 
-SETTINGS = ((_M_TRIM_THRESHOLD, 'MALLOC_TRIM_THRESHOLD_', 1 << 30),
+SETTINGS = ((_M_MMAP_MAX, 'MALLOC_MMAP_MAX_', 0),
+            (_M_TRIM_THRESHOLD, 'MALLOC_TRIM_THRESHOLD_', 1 << 30),
             (_M_TOP_PAD, 'MALLOC_TOP_PAD_', 64 << 20),
             (_M_MMAP_THRESHOLD, 'MALLOC_MMAP_THRESHOLD_', 32 << 20))
 
