@@ -5,6 +5,7 @@ graphs (torch 2.13's CPU convolution computes wrong gradients and hangs on chann
 in one narrow case, which neomx avoids; see neomx.ops.layout). An array holding such a result
 keeps it channels-last until a view is made of it, code outside the engine reads it or it is
 marked for autograd; then its storage goes row-major."""
+import contextlib
 import os
 import subprocess
 import sys
@@ -268,6 +269,69 @@ def test_strided_1x1_convolutions_of_many_channels_run_as_they_are(hybridize):
         np.testing.assert_allclose(p.grad().asnumpy(), w.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
+class _WeightCopySpy(TorchDispatchMode):
+    """Counts copies of tensors shaped like ``shape`` (a convolution's weight)."""
+
+    def __init__(self, shape):
+        super().__init__()
+        self.shape, self.copies = shape, 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.__name__.split('.')[0] in ('clone', 'copy_', '_to_copy', 'contiguous') and \
+                tuple(args[0].shape) == self.shape:
+            self.copies += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _conv_reference(x, w, b):
+    return torch.nn.functional.conv2d(torch.tensor(x.asnumpy()), torch.tensor(w.asnumpy()),
+                                      torch.tensor(b.asnumpy()), padding=1).numpy()
+
+
+@pytest.mark.parametrize('hybridize', [False, True])
+def test_inference_keeps_channels_last_weights_until_they_change(hybridize):
+    """In inference a Parameter's channels-last copy of its weight is made once and kept: a
+    second call copies no weight. Every way of changing the weight (a Trainer step, set_data,
+    writing into its array, an in-place operator) is seen by the next call."""
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(8, 3, padding=1, in_channels=4), nn.Activation('relu'))
+    net.initialize(mx.init.Xavier())
+    net.hybridize(hybridize)
+    conv = net[0]
+    x = nd.random.uniform(shape=(2, 4, 9, 9))
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.5})
+
+    def check():
+        expected = np.maximum(_conv_reference(x, conv.weight.data(), conv.bias.data()), 0)
+        with mx.engine.engine_scope('NaiveEngine'):
+            spy = _WeightCopySpy((8, 4, 3, 3))
+            with spy:
+                first = net(x)
+                nd.waitall()
+            made = spy.copies
+            spy = _WeightCopySpy((8, 4, 3, 3))
+            with spy:
+                second = net(x)
+                nd.waitall()
+        assert made == 1 and spy.copies == 0, (made, spy.copies)
+        for out in (first, second):
+            np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-5, atol=1e-6)
+
+    check()
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    trainer.step(1)
+    check()
+    conv.weight.set_data(nd.random.uniform(shape=(8, 4, 3, 3)))
+    check()
+    conv.weight.data()[:] = nd.random.uniform(shape=(8, 4, 3, 3))
+    check()
+    w = conv.weight.data()
+    w *= -1
+    check()
+
+
 class _BatchNormSpy(TorchDispatchMode):
     """Records whether each batch normalisation's input is channels-last."""
 
@@ -304,21 +368,23 @@ def test_one_channel_input_gives_channels_last_activations():
 
 
 def test_weight_heavy_convolutions_stay_row_major():
-    """A convolution whose weight outweighs its data twice (a deep stage on a few pixels) runs
-    row-major in a compiled graph: the weight's channels-last copies would cost more than they
-    save; the light one before it runs channels-last."""
+    """In training, a convolution whose weight outweighs its data twice (a deep stage on a few
+    pixels) runs row-major in a compiled graph: the weight's channels-last copies would cost
+    more than they save; the light one before it runs channels-last. In inference, where the
+    copy is kept with the weight, both run channels-last."""
     net = nn.HybridSequential()
     net.add(nn.Conv2D(16, 1), nn.Conv2D(128, 3))   # weights of 256 and 18,432 elements
     net.initialize()
     net.hybridize()
     x = nd.random.uniform(shape=(2, 16, 8, 8))     # 2,048 elements
-    with mx.engine.engine_scope('NaiveEngine'):
-        spy = _ConvSpy()
-        with spy:
-            out = net(x)
-            nd.waitall()
-    assert [c[0] for c in spy.convs] == [True, False], spy.convs
-    assert is_dense(_stored(out))
+    for training, layouts in ((True, [True, False]), (False, [True, True])):
+        with mx.engine.engine_scope('NaiveEngine'):
+            spy = _ConvSpy()
+            with spy, (autograd.record() if training else contextlib.nullcontext()):
+                out = net(x)
+                nd.waitall()
+        assert [c[0] for c in spy.convs] == layouts, (training, spy.convs)
+        assert is_channels_last(_stored(out)) == layouts[-1]     # kept as computed
 
 
 @pytest.mark.parametrize('hybridize', [False, True])

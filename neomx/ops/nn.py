@@ -250,10 +250,11 @@ def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(
     last = _channels_last(layout)
     if last:
         data, weight = _to_first(data), _to_first(weight)
-    elif len(kernel) == 2 and _in_channels_last(data) and \
-            data.numel() >= _CL_DATA_PER_WEIGHT * weight.numel():
+    elif len(kernel) == 2 and _in_channels_last(data) and (
+            data.numel() >= _CL_DATA_PER_WEIGHT * weight.numel()
+            or not _weight_copied_per_call(weight)):
         data, stride = _channels_last_input(data, kernel, stride, pad)
-        weight = dense(weight)
+        weight = _channels_last_weight(weight)
     else:
         data, weight = dense(data), dense(weight)
     out = torch.convolution(data, weight, None if no_bias else bias, stride, pad, dilate,
@@ -261,17 +262,41 @@ def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(
     return _to_last(out) if last else out
 
 
-# A convolution runs channels-last unless its weight outweighs its data twice: torch hands a
-# row-major weight to oneDNN through a channels-last copy in the forward and the backward
-# pass, and the weight's gradient comes back channels-last (a third copy, to row-major), each
-# a permuting copy (5-7x a plain copy); on small activations (ResNet-18's last stage, 3x3
-# pixels) those copies cost more than channels-last saves.
+# A convolution that autograd records runs channels-last unless its weight outweighs its data
+# twice: its row-major weight goes to oneDNN through a channels-last copy, and the weight's
+# gradient comes back channels-last (a second copy, to row-major), each a permuting copy (5-7x
+# a plain copy); on small activations (ResNet-18's last stage, 3x3 pixels) those copies cost
+# more than channels-last saves. In inference the copy is kept with the weight
+# (_channels_last_weight), and every convolution runs channels-last: GoogLeNet's last stages
+# had mixed their branches' layouts, at the price of a copy in each concatenation and pooling.
 _CL_DATA_PER_WEIGHT = 0.5
 
 
 # Strided 1x1 convolutions of fewer channels run on the subsampled input: oneDNN's AVX2 kernel
 # gets 2-7 channels wrong and 8-128 right (docs/benchmarks.md, "Channels-last activations").
 _SUBSAMPLED_CHANNELS = 16
+
+
+def _channels_last_weight(weight):
+    """``weight`` in channels-last order, which oneDNN convolves channels-last input with (torch
+    copies any other weight so on every call, in the backward pass again). Recorded for
+    autograd, the copy is made in the graph, so the backward pass reuses it. In inference, a
+    Parameter's copy is kept on its tensor until the weight changes (its version counter,
+    which every in-place write moves): each call would otherwise copy every weight again."""
+    if _weight_copied_per_call(weight):
+        return weight.contiguous(memory_format=torch.channels_last)
+    kept = getattr(weight, '_neomx_channels_last', None)
+    if kept is not None and kept[0] == weight._version:
+        return kept[1]
+    copy = weight.contiguous(memory_format=torch.channels_last)
+    weight._neomx_channels_last = (weight._version, copy)
+    return copy
+
+
+def _weight_copied_per_call(weight):
+    """Whether a channels-last copy of ``weight`` is not kept between calls: only a variable
+    marked for autograd (a Parameter's array) keeps one, and only outside recording."""
+    return not (weight.requires_grad and weight.is_leaf) or torch.is_grad_enabled()
 
 
 def _in_channels_last(data):
