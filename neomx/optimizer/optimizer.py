@@ -414,16 +414,23 @@ class Optimizer:
                     for lst, v in zip(dense, (lrs[k], wds[k], extras[k])):
                         lst.append(v)
             with torch.no_grad():
-                if elementwise:
+                if elementwise and self._passes(hyper, dense[1]) > 1:
                     for batch in _cache_batches(ws, gs, ss, *dense):
                         kernel(*batch, hyper)
-                else:
-                    kernel(ws, gs, ss, lrs, wds, extras, hyper)
+                elif ws:
+                    kernel(ws, gs, ss, *dense, hyper)
                 for item in rows:
                     _lazy_update(kernel, hyper, *item)
                 for dst, src in casts:
                     dst.copy_(src)
         _engine._engine.push(fn, grp.reads, grp.writes, grp.ctx, name, where)
+
+    def _passes(self, hyper, wds):
+        """How many passes over the weights the kernel makes (more than one, unless a subclass
+        knows better): an update of several passes runs on cache-sized batches (see
+        ``_cache_batches``); a one-pass update runs on whole tensors, as fewer, larger kernel
+        calls."""
+        return 2
 
     def _lazy_rows(self):
         """Whether a row_sparse gradient updates only its stored rows (weights and states of

@@ -56,6 +56,10 @@ class SGD(Optimizer):
             return zeros(weight.shape, weight.context, dtype=weight.dtype)
         return None
 
+    def _passes(self, hyper, wds):
+        # without momentum, weight decay or clipping, one pass (when the rates agree as well)
+        return 1 if not hyper['momentum'] > 0 and hyper['clip'] is None and not any(wds) else 2
+
     def _kernel(self, ws, gs, ss, lrs, wds, extras, h):
         # MXNet's multi_sgd(_mom)_update, which its SGD uses for every dense update.
         lrwds = [_mul32(lr, wd) for lr, wd in zip(lrs, wds)]
