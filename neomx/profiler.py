@@ -25,6 +25,7 @@ Events on the workers are recorded by the engine itself (``engine.trace``): noth
 recorded, and nothing is checked per operation beyond one attribute, while the profiler is off.
 """
 import atexit
+import ctypes
 import json
 import os
 import threading
@@ -49,7 +50,7 @@ _DEFAULTS = {
     'profile_all': False,        # everything below
     'profile_symbolic': True,    # operations run by hybridized blocks (CachedOp)
     'profile_imperative': True,  # operations pushed one by one
-    'profile_memory': True,      # memory counters: process RSS, and each GPU's allocated bytes
+    'profile_memory': True,      # memory counters: process RSS, malloc's and each GPU's bytes
     'profile_api': True,         # pushes and waits on the Python threads' tracks
     'filename': 'profile.json',
     'continuous_dump': True,     # keep the file up to date while running (appending)
@@ -423,6 +424,34 @@ def _rss():
 _PAGE = os.sysconf('SC_PAGE_SIZE') if hasattr(os, 'sysconf') else 4096
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        'arena', 'ordblks', 'smblks', 'hblks', 'hblkhd', 'usmblks', 'fsmblks', 'uordblks',
+        'fordblks', 'keepcost')]
+
+
+def _mallinfo2():
+    try:
+        f = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):       # not glibc 2.33 or later
+        return None
+    f.restype = _MallInfo2
+    return f
+
+
+_MALLINFO2 = _mallinfo2()
+
+
+def _allocated():
+    """Bytes the C library's ``malloc`` has handed out and not had back (glibc 2.33 or later;
+    else None): the memory of every live CPU array, which resident memory no longer shows once
+    freed memory is kept (engine/memory.py)."""
+    if _MALLINFO2 is None:
+        return None
+    m = _MALLINFO2()
+    return m.uordblks + m.hblkhd
+
+
 def _add_memory_sample(table, name, value):
     """Aggregates a memory counter sample (bytes) as [count, total, min, max]: the 'Device
     Storage' rows of the aggregate statistics, in kB. neomx's counters are samples of the
@@ -441,7 +470,8 @@ def _add_memory_sample(table, name, value):
 def _sample_memory(buf, stop):
     """Appends memory counters to ``buf`` every NEOMX_PROFILER_MEMORY_MS milliseconds (5)
     until ``stop``: the process's resident memory (host memory, where every CPU device's arrays
-    live) and the bytes torch has allocated on each GPU in use. One sample also when stopped,
+    live), the bytes ``malloc`` has handed out (glibc) and the bytes torch has allocated on
+    each GPU in use. One sample also when stopped,
     so a short run shows where it ended."""
     period = max(0.0005, float(env_str('NEOMX_PROFILER_MEMORY_MS', default='5')) / 1e3)
     append = buf.append
@@ -451,6 +481,9 @@ def _sample_memory(buf, stop):
         rss = _rss()
         if rss is not None:
             append(('C', 'memory', 'Memory: cpu (process RSS)', t, rss, 'memory'))
+        allocated = _allocated()
+        if allocated is not None:
+            append(('C', 'memory', 'Memory: cpu (allocated)', t, allocated, 'memory'))
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             for i in range(torch.cuda.device_count()):
                 append(('C', 'memory', 'Memory: gpu(%d)' % i, t,
