@@ -40,6 +40,7 @@ wait busily.
 import inspect
 import json
 import os
+import random
 import select
 import statistics
 import subprocess
@@ -494,7 +495,7 @@ PAUSE = 0.05   # seconds between variants: the previous one's thread pools go qu
 
 def measure(variants, repeat, warmup=1, clock=time.perf_counter):
     """Median seconds of each of ``variants`` ({label: fn}) over ``repeat`` rounds that run
-    every variant once, in turn, each round starting at the next variant. A variant may return its own timing (MXNet's process).
+    every variant once, each round in another (seeded random) order. A variant may return its own timing (MXNet's process).
     ``clock``: time.perf_counter (wall clock) or time.process_time (CPU time of every thread
     of this process)."""
     def once(fn):
@@ -508,10 +509,14 @@ def measure(variants, repeat, warmup=1, clock=time.perf_counter):
             once(fn)
     samples = {label: [] for label in variants}
     order = list(variants)
-    for r in range(repeat):
-        # each round starts one variant later, so that no variant always runs right after
-        # the same one (a step right after MXNet's process took its turn ran 3-4% slower)
-        for label in order[r % len(order):] + order[:r % len(order)]:
+    shuffle = random.Random(len(order) * 1000 + repeat).shuffle
+    for _ in range(repeat):
+        # each round in its own order, so that no variant runs right after the same one in
+        # most rounds: a step right after MXNet's process took its turn ran up to 20 ms
+        # slower, and starting each round one variant later had kept the circular order (so
+        # neomx's hybridized step followed MXNet's imperative one in four rounds of five)
+        shuffle(order)
+        for label in order:
             samples[label].append(once(variants[label]))
     return {label: statistics.median(s) for label, s in samples.items()}
 
@@ -632,8 +637,8 @@ def main():
            'MISSED (worst %s)' % fmt(max(i for i in imp if i is not None)) if any(
                i is not None for i in imp) else '-'),
         'Median of %d rounds; each round runs every variant once, in turn (MXNet in its own '
-        'process, told over a pipe when to take its turn), starting one variant later than the '
-        'round before, after one warm-up step each.'
+        'process, told over a pipe when to take its turn), each round in another order (seeded '
+        'shuffle), after one warm-up step each.'
         % repeat,
         ('Every framework on %d intra-op thread(s) (NEOMX_CPU_THREADS, OMP_NUM_THREADS for '
          'MXNet 1.9.1).' % args.threads) if args.threads else
