@@ -224,16 +224,18 @@ def test_compiled_graphs_run_channels_last(engine_type):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
-class _ReluGradSpy(TorchDispatchMode):
-    """Records whether the gradient each relu's backward pass receives is channels-last."""
+class _FirstArgSpy(TorchDispatchMode):
+    """Records whether the first argument of each call of the torch operator ``name`` (a batch
+    normalisation's input, the gradient a relu's backward pass receives) is channels-last."""
 
-    def __init__(self):
+    def __init__(self, name):
         super().__init__()
-        self.grads = []
+        self.prefix = name + '.'
+        self.seen = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func.__name__.startswith('threshold_backward.'):
-            self.grads.append(is_channels_last(args[0]))
+        if func.__name__.startswith(self.prefix):
+            self.seen.append(is_channels_last(args[0]))
         return func(*args, **(kwargs or {}))
 
 
@@ -251,14 +253,14 @@ def test_strided_1x1_convolutions_of_many_channels_run_as_they_are(hybridize):
     x = nd.random.uniform(shape=(2, 3, 10, 10))
     head = nd.random.uniform(shape=(2, 8, 5, 5))
     with mx.engine.engine_scope('NaiveEngine'):
-        convs, relus = _ConvSpy(), _ReluGradSpy()
+        convs, relus = _ConvSpy(), _FirstArgSpy('threshold_backward')
         with convs, relus:
             with autograd.record():
                 loss = (net(x) * head).sum()
             loss.backward()
             nd.waitall()
     assert convs.convs[1][1:] == ((1, 1), (2, 2)), convs.convs     # 1x1 with its stride
-    assert relus.grads == [True], relus.grads
+    assert relus.seen == [True], relus.seen
     w1, w2 = (torch.tensor(p.data().asnumpy(), requires_grad=True)
               for p in (net[0].weight, net[2].weight))
     h = torch.relu(torch.nn.functional.conv2d(torch.tensor(x.asnumpy()), w1, padding=1))
@@ -332,19 +334,6 @@ def test_inference_keeps_channels_last_weights_until_they_change(hybridize):
     check()
 
 
-class _BatchNormSpy(TorchDispatchMode):
-    """Records whether each batch normalisation's input is channels-last."""
-
-    def __init__(self):
-        super().__init__()
-        self.inputs = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func.__name__.startswith('native_batch_norm.'):
-            self.inputs.append(is_channels_last(args[0]))
-        return func(*args, **(kwargs or {}))
-
-
 def test_one_channel_input_gives_channels_last_activations():
     """A compiled graph whose first convolution reads one-channel images (row-major and
     channels-last at once) hands channels-last activations on from it, as from any other
@@ -358,11 +347,11 @@ def test_one_channel_input_gives_channels_last_activations():
         expected = net(x).asnumpy()
     net.hybridize()
     with mx.engine.engine_scope('NaiveEngine'):
-        spy = _BatchNormSpy()
+        spy = _FirstArgSpy('native_batch_norm')
         with spy, autograd.train_mode():
             out = net(x)
             nd.waitall()
-    assert spy.inputs == [True, True]
+    assert spy.seen == [True, True]
     assert is_channels_last(_stored(out))       # the graph's result is kept as computed
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-4, atol=1e-5)
 
