@@ -25,7 +25,6 @@ leaves ``malloc`` as it is, and so do the C library's own ``MALLOC_ARENA_MAX``,
 ``MALLOC_MMAP_THRESHOLD_`` for their settings when set; other C libraries are left alone.
 """
 import ctypes
-import ctypes.util
 import os
 import sys
 
@@ -51,7 +50,7 @@ def keep_freed_memory():
             not sys.platform.startswith('linux'):
         return []
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6')
+        libc = ctypes.CDLL(None)           # the process's symbols, the C library's among them
         mallopt = libc.mallopt
         libc.gnu_get_libc_version        # glibc only: musl's mallopt does nothing
     except (OSError, AttributeError):
