@@ -8,8 +8,8 @@ book's loop body: ``autograd.record()``, the network, ``SoftmaxCrossEntropyLoss`
 ``nd.waitall()`` so that the step is timed to its end. Inference is the network alone in
 predict mode.
 
-Variants, all in one run and alternating (each round runs every variant once, starting one
-variant later than the round before; each figure is the median over rounds):
+Variants, all in one run and alternating (each round runs every variant once, each round in
+another seeded random order; each figure is the median over rounds):
 
 - neomx, imperative and hybridized;
 - PyTorch eager on the same network (same layers, same shapes; ``torch.optim.SGD``), with
@@ -495,7 +495,8 @@ PAUSE = 0.05   # seconds between variants: the previous one's thread pools go qu
 
 def measure(variants, repeat, warmup=1, clock=time.perf_counter):
     """Median seconds of each of ``variants`` ({label: fn}) over ``repeat`` rounds that run
-    every variant once, each round in another (seeded random) order. A variant may return its own timing (MXNet's process).
+    every variant once, each round in another (seeded random) order. A variant may return its
+    own timing (MXNet's process).
     ``clock``: time.perf_counter (wall clock) or time.process_time (CPU time of every thread
     of this process)."""
     def once(fn):

@@ -471,8 +471,7 @@ def _sample_memory(buf, stop):
     """Appends memory counters to ``buf`` every NEOMX_PROFILER_MEMORY_MS milliseconds (5)
     until ``stop``: the process's resident memory (host memory, where every CPU device's arrays
     live), the bytes ``malloc`` has handed out (glibc) and the bytes torch has allocated on
-    each GPU in use. One sample also when stopped,
-    so a short run shows where it ended."""
+    each GPU in use. One sample also when stopped, so a short run shows where it ended."""
     period = max(0.0005, float(env_str('NEOMX_PROFILER_MEMORY_MS', default='5')) / 1e3)
     append = buf.append
     stopped = False

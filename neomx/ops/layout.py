@@ -15,17 +15,20 @@ channels, and after a few calls its backward pass can hang; every other case of 
 1, 3, 5; strides 1-3; padding; dilation; depthwise groups; 1-64 channels; channels-last or
 mixed with a row-major weight) gives float32-exact results there, so did 600 strided 1x1 calls
 each of 8-16 channels and 4,536 cases of 8-96, and so did every case tried on AVX-512 kernels,
-also with two threads convolving at once (docs/benchmarks.md, "Channels-last activations").
+also with two threads convolving at once (docs/benchmarks.md, "Channels-last activations" and
+the subsection after it).
 
 So on a CPU, 4-d float32 convolution, batch normalisation and pooling hand each other
 channels-last activations, as PyTorch's ``channels_last`` models do, imperatively and in
-compiled graphs alike, and a 1x1 convolution with a stride of fewer than 16 channels runs as
-a stride-1 convolution of the subsampled input (the same sums). Such a result is kept channels-last in its array's
-storage (MXNet keeps oneDNN's layouts the same way); the storage goes row-major in place when a
-view of the array is made, when code outside the engine reads it (``NDArray._data``, and so
-``asnumpy``), and when it is marked for autograd (``ndarray.row_major_storage``). Gradients
-autograd writes are row-major, and so are weights (torch reorders them for oneDNN on every call
-whatever their strides). ``NEOMX_CHANNELS_LAST=0`` keeps everything row-major.
+compiled graphs alike, and a 1x1 convolution with a stride of fewer than 16 channels runs as a
+stride-1 convolution of the subsampled input (the same sums). Such a result is kept
+channels-last in its array's storage (MXNet keeps oneDNN's layouts the same way); the storage
+goes row-major in place when a view of the array is made, when code outside the engine reads it
+(``NDArray._data``, and so ``asnumpy``), and when it is marked for autograd
+(``ndarray.row_major_storage``). Gradients autograd writes are row-major, and so are weights in
+storage: a convolution hands oneDNN a channels-last copy (made in the graph when autograd
+records it, else kept with a Parameter's tensor until the weight changes;
+``nn._channels_last_weight``). ``NEOMX_CHANNELS_LAST=0`` keeps everything row-major.
 
 >>> import torch
 >>> t = torch.zeros(2, 28, 28, 1).permute(0, 3, 1, 2)

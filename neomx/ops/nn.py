@@ -273,7 +273,8 @@ _CL_DATA_PER_WEIGHT = 0.5
 
 
 # Strided 1x1 convolutions of fewer channels run on the subsampled input: oneDNN's AVX2 kernel
-# gets 2-7 channels wrong and 8-128 right (docs/benchmarks.md, "Channels-last activations").
+# gets 2-7 channels wrong and 8-96 right (docs/benchmarks.md, "Freed memory, weight layouts
+# and the benchmark's order").
 _SUBSAMPLED_CHANNELS = 16
 
 
