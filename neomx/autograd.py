@@ -24,7 +24,7 @@ from . import engine as _engine
 from .base import MXNetError, mode
 from .ndarray.ndarray import (RELEASED, NDArray, Storage, _make, graph_tensors, record_outputs,
                               shadow_tensor, user_line)
-from .ops.layout import dense
+from .ops.layout import dense, is_channels_last
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
            'set_recording', 'set_training', 'mark_variables', 'backward', 'grad', 'get_symbol',
@@ -307,7 +307,8 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             if req == 'add':
                 gvar.tensor = gvar.tensor + g
             else:
-                gvar.tensor = dense(g)
+                # a weight stored channels-last gets its gradient so (ops.layout.keep_channels_last)
+                gvar.tensor = g if is_channels_last(t) and is_channels_last(g) else dense(g)
     _engine._engine.push(fn, reads, writes, heads[0]._ctx, '_backward', where)
 
 

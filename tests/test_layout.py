@@ -192,7 +192,8 @@ def _cl_net():
 def test_compiled_graphs_run_channels_last(engine_type):
     """A conv net, imperative and hybridized, convolves channels-last activations, runs its
     strided 1x1 convolution (of 4 channels: the case oneDNN's AVX2 kernel gets wrong) as a
-    stride-1 one, gives row-major outputs and gradients, and both steps agree."""
+    stride-1 one, gives row-major outputs and gradients (channels-last ones for the weights of
+    its 3x3 convolutions, which it stores so), and both steps agree."""
     x, label = nd.random.uniform(shape=(4, 3, 14, 14)), nd.array([0, 1, 2, 1])
     results = []
     for hybridize in (False, True):
@@ -212,8 +213,11 @@ def test_compiled_graphs_run_channels_last(engine_type):
                     trainer.step(4)
                 nd.waitall()
         params = [p for p in net.collect_params().values()]
-        assert is_dense(_stored(out)) and all(is_dense(_stored(p.data())) for p in params)
-        assert all(is_dense(_stored(p.grad())) for p in params if p.grad_req != 'null')
+        assert is_dense(_stored(out))
+        for p in params:
+            layout = is_channels_last if p.shape[2:] == (3, 3) else is_dense
+            assert layout(_stored(p.data())), p.name
+            assert p.grad_req == 'null' or layout(_stored(p.grad())), p.name
         assert all(ok for _, ok in spy.strides), spy.strides
         if engine_type == 'NaiveEngine':      # the kernels ran in this thread: the spy saw them
             convs = spy.convs[:3]
@@ -294,7 +298,8 @@ def _conv_reference(x, w, b):
 def test_inference_keeps_channels_last_weights_until_they_change(hybridize):
     """In inference a Parameter's channels-last copy of its weight is made once and kept: a
     second call copies no weight. Every way of changing the weight (a Trainer step, set_data,
-    writing into its array, an in-place operator) is seen by the next call."""
+    writing into its array, an in-place operator) is seen by the next call. A Trainer step
+    lays the weight out channels-last for good: no copy at all from then on."""
     net = nn.HybridSequential()
     net.add(nn.Conv2D(8, 3, padding=1, in_channels=4), nn.Activation('relu'))
     net.initialize(mx.init.Xavier())
@@ -303,7 +308,7 @@ def test_inference_keeps_channels_last_weights_until_they_change(hybridize):
     x = nd.random.uniform(shape=(2, 4, 9, 9))
     trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.5})
 
-    def check():
+    def check(copies=1):
         expected = np.maximum(_conv_reference(x, conv.weight.data(), conv.bias.data()), 0)
         with mx.engine.engine_scope('NaiveEngine'):
             spy = _WeightCopySpy((8, 4, 3, 3))
@@ -315,7 +320,8 @@ def test_inference_keeps_channels_last_weights_until_they_change(hybridize):
             with spy:
                 second = net(x)
                 nd.waitall()
-        assert made == 1 and spy.copies == 0, (made, spy.copies)
+        assert made == copies and spy.copies == 0, (made, spy.copies)
+        assert is_channels_last(_stored(conv.weight.data())) == (copies == 0)
         for out in (first, second):
             np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-5, atol=1e-6)
 
@@ -324,14 +330,14 @@ def test_inference_keeps_channels_last_weights_until_they_change(hybridize):
         loss = net(x).sum()
     loss.backward()
     trainer.step(1)
-    check()
+    check(0)
     conv.weight.set_data(nd.random.uniform(shape=(8, 4, 3, 3)))
-    check()
+    check(0)
     conv.weight.data()[:] = nd.random.uniform(shape=(8, 4, 3, 3))
-    check()
+    check(0)
     w = conv.weight.data()
     w *= -1
-    check()
+    check(0)
 
 
 def test_one_channel_input_gives_channels_last_activations():
@@ -357,7 +363,7 @@ def test_one_channel_input_gives_channels_last_activations():
 
 
 def test_weight_heavy_convolutions_stay_row_major():
-    """In training, a convolution whose weight outweighs its data twice (a deep stage on a few
+    """In training, a convolution whose weight outweighs its data four times (a deep stage on a few
     pixels) runs row-major in a compiled graph: the weight's channels-last copies would cost
     more than they save; the light one before it runs channels-last. In inference, where the
     copy is kept with the weight, both run channels-last."""
@@ -598,3 +604,129 @@ def test_imperative_and_hybridized_gradients_agree_closely():
         y.backward(nd.ones_like(y) * nd.arange(128).reshape((1, 128, 1, 1)))
         grads.append(xi.grad.asnumpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+class _ConvWeightSpy(TorchDispatchMode):
+    """Records the weights torch's convolutions get."""
+
+    def __init__(self):
+        super().__init__()
+        self.weights = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.__name__.startswith('convolution.'):
+            self.weights.append(args[1])
+        return func(*args, **(kwargs or {}))
+
+
+def _two_convs():
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(8, 3, padding=1, in_channels=4), nn.Activation('relu'),
+            nn.Conv2D(6, 3, in_channels=8), nn.GlobalAvgPool2D(), nn.Dense(3, in_units=6))
+    net.initialize(mx.init.Xavier())
+    return net
+
+
+def _torch_twin(net):
+    """The same network in torch, with ``net``'s weights."""
+    t = torch.nn.Sequential(torch.nn.Conv2d(4, 8, 3, padding=1), torch.nn.ReLU(),
+                            torch.nn.Conv2d(8, 6, 3), torch.nn.AdaptiveAvgPool2d(1),
+                            torch.nn.Flatten(), torch.nn.Linear(6, 3))
+    ours = [net[0].weight, net[0].bias, net[2].weight, net[2].bias, net[4].weight, net[4].bias]
+    with torch.no_grad():
+        for p, q in zip(t.parameters(), ours):
+            p.copy_(torch.tensor(q.data().asnumpy()))
+    return t
+
+
+@pytest.mark.parametrize('hybridize', [False, True])
+def test_trained_convolution_weights_are_stored_channels_last(hybridize):
+    """A convolution weight that channels-last convolutions read is laid out channels-last at
+    its first update, with its gradient and momentum, and stays autograd's leaf: later steps
+    hand oneDNN the stored weight itself (no copy). Training gives torch's weights."""
+    net = _two_convs()
+    net.hybridize(hybridize)
+    twin = _torch_twin(net)
+    x = nd.random.uniform(shape=(2, 4, 9, 9))
+    y = nd.array([0, 2])
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1, 'momentum': 0.9})
+    opt = torch.optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+    xt, yt = torch.tensor(x.asnumpy()), torch.tensor([0, 2])
+    conv = net[0]
+    leaves = []
+    for step in range(3):
+        with mx.engine.engine_scope('NaiveEngine'):
+            spy = _ConvWeightSpy()
+            with spy, autograd.record():
+                loss = loss_fn(net(x), y)
+            loss.backward()
+            trainer.step(2)
+            nd.waitall()
+        stored = _stored(conv.weight.data())
+        leaves.append(stored)
+        assert stored.is_leaf and stored.requires_grad
+        assert is_channels_last(stored)
+        if step:    # (the first gradient came back to a row-major weight)
+            assert is_channels_last(_stored(conv.weight.grad()))
+            # the stored weight itself, the same leaf from step to step
+            assert spy.weights[0].data_ptr() == stored.data_ptr(), step
+            assert leaves[-1] is leaves[-2]
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(twin(xt), yt).backward()     # step(2): the mean
+        opt.step()
+    momentum = trainer._updaters[0].states[trainer._param2idx[conv.weight.name]]
+    assert is_channels_last(_stored(momentum[0] if isinstance(momentum, tuple) else momentum))
+    ours = [net[0].weight, net[2].weight, net[4].weight]
+    for p, q in zip([twin[0].weight, twin[2].weight, twin[5].weight], ours):
+        np.testing.assert_allclose(q.data().asnumpy(), p.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_channels_last_weights_read_and_write_as_row_major_arrays(tmp_path):
+    """A weight stored channels-last reads (asnumpy, a reshaped view, DLPack, a file) as the
+    row-major array it stands for, without moving; a write through a view of it lands; and
+    reading it between the forward and backward passes leaves its gradient whole."""
+    net = _two_convs()
+    x = nd.random.uniform(shape=(2, 4, 9, 9))
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1})
+
+    def step():
+        with autograd.record():
+            loss = net(x).sum()
+        loss.backward()
+        trainer.step(1)
+
+    step()
+    w = net[0].weight.data()
+    leaf = _stored(w)
+    assert is_channels_last(leaf)
+    expected = leaf.detach().contiguous().numpy().copy()
+    np.testing.assert_array_equal(w.asnumpy(), expected)
+    np.testing.assert_array_equal(w.reshape((8, -1)).asnumpy(), expected.reshape(8, -1))
+    np.testing.assert_array_equal(w[1].asnumpy(), expected[1])
+    np.testing.assert_array_equal(torch.utils.dlpack.from_dlpack(w.to_dlpack_for_read()), expected)
+    assert _stored(w) is leaf and is_channels_last(leaf)      # read through copies
+    net.save_parameters(str(tmp_path / 'net.params'))
+    other = _two_convs()
+    other.load_parameters(str(tmp_path / 'net.params'))
+    np.testing.assert_array_equal(other[0].weight.data().asnumpy(), expected)
+
+    w[1][:] = 0                   # a write through a view
+    w.reshape((-1,))[:5] = 7
+    expected[1] = 0
+    expected.reshape(-1)[:5] = 7
+    np.testing.assert_array_equal(w.asnumpy(), expected)
+    assert _stored(w) is leaf     # the same leaf, row-major now
+    step()                        # and channels-last again after the next update
+    assert _stored(w) is leaf and is_channels_last(leaf)
+
+    grads = []
+    for read in (False, True):
+        with autograd.record():
+            loss = net(x).sum()
+        if read:
+            net[0].weight.data().asnumpy()
+        loss.backward()
+        grads.append(net[0].weight.grad().asnumpy())
+    assert np.abs(grads[0]).max() > 0
+    np.testing.assert_array_equal(grads[1], grads[0])

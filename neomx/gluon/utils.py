@@ -130,7 +130,7 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
 
         def fn(group=group, norm=norm):
             scale = torch.clamp(max_norm / (norm._tensor() + 1e-8), max=1.0)
-            ts = [a._tensor() for a in group]
+            ts = [a._tensor(write=True) for a in group]
             torch._foreach_mul_(ts, scale.reshape(()).to(ts[0].dtype))
         _push(fn, [norm] + group, group, c, 'clip_global_norm', where)
     return total.asscalar() if check_isfinite else total

@@ -33,7 +33,7 @@ def _out_tensor(arr):
     if var.tensor is None and arr._view is None:
         var.tensor = torch.empty(arr.shape, dtype=dtype_torch(arr._dtype),
                                  device=arr.context.torch_device)
-    return arr._tensor()
+    return arr._tensor(write=True)
 
 
 def _copy_op(pairs, ctx, name, where, copy):

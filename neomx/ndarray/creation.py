@@ -382,7 +382,7 @@ def reset_arrays(*arrays, num_arrays=None):
     for ctx, group in groups.items():
         def fn(group=group):
             for a in group:
-                t = a._tensor()
+                t = a._tensor(write=True)
                 if t is None:
                     _store(a, torch.zeros(a._shape, device=ctx.torch_device))
                 else:

@@ -244,7 +244,7 @@ def setitem(x, key, value):
             # again, as in MXNet.
             x._var.tensor = torch.empty(x._shape, dtype=dtype_torch(x._dtype),
                                         device=x._ctx.torch_device)
-        dst = x._tensor()
+        dst = x._tensor(write=True)
         v = value._tensor() if isinstance(value, NDArray) else value
         if isinstance(v, torch.Tensor) and v.dtype != dst.dtype:
             v = v.to(dst.dtype)

@@ -346,14 +346,26 @@ def _describe(op, attrs, shapes, dtypes):
                                            if attrs else '')
 
 
-def row_major_storage(var):
-    """Lays ``var``'s tensor out row-major in place and returns it. Convolution, batch
-    normalisation and pooling keep 4-d float32 CPU results channels-last (see ops.layout);
-    such a storage goes row-major when a view of it is made or code outside the engine reads it.
-    A recorded tensor's copy stays in autograd's graph."""
+def row_major_storage(var, write=False):
+    """``var``'s tensor laid out row-major, for an operation that reads it (``write`` False)
+    or writes it through a view. Convolution, batch normalisation and pooling keep 4-d float32
+    CPU results channels-last (see ops.layout); such a storage goes row-major when a view of it
+    is made or code outside the engine reads it. A recorded tensor's copy stays in autograd's
+    graph.
+
+    A marked variable stored channels-last (a convolution's weight, see
+    ``ops.layout.keep_channels_last``) is autograd's leaf and must stay the same tensor: a
+    reader gets a row-major copy (other operations may be reading the variable at the same
+    time), a writer, which has the variable to itself, lays the leaf out row-major in place."""
     t = var.tensor
-    if not t.is_contiguous():
-        t = var.tensor = _own(t)
+    if t.is_contiguous():
+        return t
+    if t.is_leaf and t.requires_grad:
+        if not write:
+            return t.contiguous()
+        t.data = t.data.contiguous()
+        return t
+    t = var.tensor = _own(t)
     return t
 
 
@@ -511,7 +523,7 @@ def _store(target, value):
     if target._view is None and var.tensor is None:
         var.tensor = dense(value.to(dtype_torch(target._dtype)))
         return
-    dst = target._tensor()
+    dst = target._tensor(write=True)
     if value.requires_grad and torch.is_grad_enabled():
         dst.copy_(value)
     else:
@@ -546,7 +558,7 @@ def push_write(target, fn_value, reads, name, where=None):
 
     def fn():
         value = fn_value()
-        dst = target._tensor()
+        dst = target._tensor(write=True)
         with torch.no_grad():
             if isinstance(value, torch.Tensor):
                 dst.copy_(value)
@@ -672,13 +684,18 @@ class NDArray:
         return _op('transpose')(self)
 
     # --- the tensor, when the engine has produced it ---
-    def _tensor(self):
+    def _tensor(self, write=False):
+        """The tensor, in an operation of the engine that reads this array or, with ``write``,
+        writes into it."""
         var = self._var
         t = var.tensor
         if self._view is None:
             return t
         if not t.is_contiguous():
-            t = row_major_storage(var)
+            t = row_major_storage(var, write)
+        return self._view_of(t)
+
+    def _view_of(self, t):
         return t.as_strided(self._shape, _strides(self._shape), t.storage_offset() + self._view)
 
     def _data(self):
@@ -686,9 +703,8 @@ class NDArray:
         self.wait_to_read()
         if self._var.tensor is None:
             self._refill()
-        else:
-            row_major_storage(self._var)
-        return self._tensor()
+        t = row_major_storage(self._var)
+        return t if self._view is None else self._view_of(t)
 
     def _refill(self):
         """Storage for an array whose producing operation failed, once its error was raised:
@@ -820,7 +836,7 @@ class NDArray:
 
     def to_dlpack_for_write(self):
         self.wait_to_write()
-        return torch.utils.dlpack.to_dlpack(self._tensor().detach())
+        return torch.utils.dlpack.to_dlpack(self._tensor(write=True).detach())
 
     # --- copies and conversion ---
     def copyto(self, other):

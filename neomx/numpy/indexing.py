@@ -362,7 +362,7 @@ def _set_whole(x, value):
     reads = [value._var] if isinstance(value, NDArray) else []
 
     def fn():
-        dst = x._tensor()
+        dst = x._tensor(write=True)
         with torch.no_grad():
             if isinstance(value, NDArray):
                 dst.copy_(value._tensor().reshape(dst.shape).to(dst.dtype))
@@ -388,7 +388,7 @@ def _set_boolean(x, key, value):
         reads.append(value._var)
 
     def fn():
-        dst = x._tensor()
+        dst = x._tensor(write=True)
         k = tuple(c._tensor() if isinstance(c, NDArray) else c for c in conv)
         v = value._tensor().to(dst.dtype) if isinstance(value, NDArray) else value
         with torch.no_grad():

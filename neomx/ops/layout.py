@@ -25,10 +25,12 @@ stride-1 convolution of the subsampled input (the same sums). Such a result is k
 channels-last in its array's storage (MXNet keeps oneDNN's layouts the same way); the storage
 goes row-major in place when a view of the array is made, when code outside the engine reads it
 (``NDArray._data``, and so ``asnumpy``), and when it is marked for autograd
-(``ndarray.row_major_storage``). Gradients autograd writes are row-major, and so are weights in
-storage: a convolution hands oneDNN a channels-last copy (made in the graph when autograd
-records it, else kept with a Parameter's tensor until the weight changes;
-``nn._channels_last_weight``). ``NEOMX_CHANNELS_LAST=0`` keeps everything row-major.
+(``ndarray.row_major_storage``). A convolution hands oneDNN a row-major weight through a
+channels-last copy (made in the graph when autograd records it, else kept with a Parameter's
+tensor until the weight changes; ``nn._channels_last_weight``); a Parameter's weight that
+channels-last convolutions train is stored channels-last from its first update on
+(``keep_channels_last``), and so is its gradient. Other gradients autograd writes are
+row-major. ``NEOMX_CHANNELS_LAST=0`` keeps everything row-major.
 
 >>> import torch
 >>> t = torch.zeros(2, 28, 28, 1).permute(0, 3, 1, 2)
@@ -39,7 +41,8 @@ import os
 
 import torch
 
-__all__ = ['row_major', 'dense', 'is_dense', 'is_channels_last', 'channels_last_enabled']
+__all__ = ['row_major', 'dense', 'is_dense', 'is_channels_last', 'channels_last_enabled',
+           'mark_convolved_channels_last', 'keep_channels_last']
 
 _STRIDES = {}
 
@@ -85,3 +88,30 @@ def is_channels_last(t):
     row-major order (a tensor of one channel, or of 1x1 images, is both)."""
     return (t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last)
             and not t.is_contiguous())
+
+
+def mark_convolved_channels_last(weight):
+    """Notes that a channels-last convolution read ``weight``: when it is a marked variable
+    (autograd's leaf, a Parameter's array), the optimizer's next update lays it out
+    channels-last for good (``keep_channels_last``)."""
+    if weight.is_leaf and weight.requires_grad:
+        weight._neomx_convolved_channels_last = True
+
+
+def keep_channels_last(weight, states):
+    """Lays the marked variable ``weight`` out channels-last in place, with the states of its
+    update that have its shape (optimizer state arrays, ``(NDArray, ...)``), once channels-last
+    convolutions have read it: it is then handed to oneDNN as it is, and its gradient comes
+    back channels-last, where a row-major weight costs a copy each way on every step. The
+    optimizer calls this in its update, which has the weight and states to itself; the leaf
+    stays the same tensor, as autograd requires. Returns the weight's tensor."""
+    if not getattr(weight, '_neomx_convolved_channels_last', False) or \
+            weight.is_contiguous(memory_format=torch.channels_last):
+        return weight
+    weight.data = weight.data.contiguous(memory_format=torch.channels_last)
+    for a in states:
+        var = None if a is None else a._var
+        if var is not None and a._view is None and var.tensor is not None and \
+                var.tensor.shape == weight.shape:
+            var.tensor = var.tensor.contiguous(memory_format=torch.channels_last)
+    return weight

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import dtype_torch
-from .layout import channels_last_enabled, dense, is_channels_last
+from .layout import channels_last_enabled, dense, is_channels_last, mark_convolved_channels_last
 from .registry import (Bool, DType, Enum, Float, FloatOrNone, Int, IntOrNone, Shape,
                        ShapeError, Str, register, same_as_input)
 
@@ -263,13 +263,17 @@ def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(
 
 
 # A convolution that autograd records runs channels-last unless its weight outweighs its data
-# twice: its row-major weight goes to oneDNN through a channels-last copy, and the weight's
-# gradient comes back channels-last (a second copy, to row-major), each a permuting copy (5-7x
-# a plain copy); on small activations (ResNet-18's last stage, 3x3 pixels) those copies cost
-# more than channels-last saves. In inference the copy is kept with the weight
-# (_channels_last_weight), and every convolution runs channels-last: GoogLeNet's last stages
-# had mixed their branches' layouts, at the price of a copy in each concatenation and pooling.
-_CL_DATA_PER_WEIGHT = 0.5
+# four times and is not stored channels-last. A Parameter's weight that channels-last
+# convolutions read is laid out channels-last at its next update, for good
+# (layout.keep_channels_last): until then it reaches oneDNN through a channels-last copy made in
+# the graph, and its gradient comes back through a second copy. A weight-heavy convolution
+# (ResNet-18's last stage: 3x3 pixels, 512x512 channels) runs faster row-major, and never pays
+# those copies; GoogLeNet's last stages (6x6 pixels, 0.36-0.4 data per weight) run faster
+# channels-last, as PyTorch's channels_last model runs them. In inference a row-major weight's
+# copy is kept with it (_channels_last_weight), and every convolution runs channels-last:
+# GoogLeNet's last stages had mixed their branches' layouts, at the price of a copy in each
+# concatenation and pooling.
+_CL_DATA_PER_WEIGHT = 0.25
 
 
 # Strided 1x1 convolutions of fewer channels run on the subsampled input: oneDNN's AVX2 kernel
@@ -280,11 +284,16 @@ _SUBSAMPLED_CHANNELS = 16
 
 def _channels_last_weight(weight):
     """``weight`` in channels-last order, which oneDNN convolves channels-last input with (torch
-    copies any other weight so on every call, in the backward pass again). Recorded for
-    autograd, the copy is made in the graph, so the backward pass reuses it. In inference, a
-    Parameter's copy is kept on its tensor until the weight changes (its version counter,
-    which every in-place write moves): each call would otherwise copy every weight again."""
+    copies any other weight so on every call, in the backward pass again): itself when it is
+    stored so (a trained Parameter's, see layout.keep_channels_last). Recorded for autograd,
+    the copy is made in the graph, so the backward pass reuses it, and a Parameter's weight is
+    tagged to be stored channels-last at its next update. In inference, a Parameter's copy is
+    kept on its tensor until the weight changes (its version counter, which every in-place
+    write moves): each call would otherwise copy every weight again."""
+    if weight.is_contiguous(memory_format=torch.channels_last):
+        return weight
     if _weight_copied_per_call(weight):
+        mark_convolved_channels_last(weight)
         return weight.contiguous(memory_format=torch.channels_last)
     kept = getattr(weight, '_neomx_channels_last', None)
     if kept is not None and kept[0] == weight._version:
@@ -295,8 +304,11 @@ def _channels_last_weight(weight):
 
 
 def _weight_copied_per_call(weight):
-    """Whether a channels-last copy of ``weight`` is not kept between calls: only a variable
-    marked for autograd (a Parameter's array) keeps one, and only outside recording."""
+    """Whether a channels-last copy of ``weight`` is made on every call: not when it is stored
+    channels-last; a variable marked for autograd (a Parameter's array) keeps one outside
+    recording."""
+    if weight.is_contiguous(memory_format=torch.channels_last):
+        return False
     return not (weight.requires_grad and weight.is_leaf) or torch.is_grad_enabled()
 
 

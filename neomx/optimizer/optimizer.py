@@ -37,6 +37,7 @@ from .. import engine as _engine
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..ndarray.ndarray import user_line
+from ..ops.layout import keep_channels_last
 
 __all__ = ['Optimizer', 'create', 'register']
 
@@ -398,12 +399,12 @@ class Optimizer:
             for k, (w, g, master, own) in enumerate(items):
                 gt = g._tensor()
                 if master is not None:
-                    wt = master._tensor()
-                    casts.append((w._tensor(), wt))
+                    wt = master._tensor(write=True)
+                    casts.append((w._tensor(write=True), wt))
                     gt = gt.float()
                 else:
-                    wt = w._tensor()
-                st = [None if a is None else a._tensor() for a in own]
+                    wt = keep_channels_last(w._tensor(write=True), own)
+                st = [None if a is None else a._tensor(write=True) for a in own]
                 if lazy[k]:
                     rows.append((wt, gt, st, lrs[k], wds[k], extras[k]))
                     continue

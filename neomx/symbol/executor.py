@@ -213,7 +213,7 @@ class Executor:
                     o._var.tensor = t
                 else:
                     with torch.no_grad():
-                        o._tensor().copy_(t)
+                        o._tensor(write=True).copy_(t)
         _engine._engine.push(move, [n._var for n in outs], [o._var for o in old], self._ctx,
                              '_output', where, False, sum(o.size for o in old))
         return old
