@@ -709,6 +709,36 @@ def test_heavy_op_runs_on_worker_while_pusher_continues():
     assert finished.is_set()
 
 
+def test_waiter_leaves_multithreaded_ops_to_the_worker(monkeypatch):
+    """A waiting thread runs queued light operations itself up to the first one that runs on
+    several intra-op threads: that one, and what follows it, run on the worker, so that only
+    the worker's thread keeps OpenMP helper threads (see Worker._help)."""
+    monkeypatch.setattr(engine_threads, 'cpu_budget', lambda: 2)
+    monkeypatch.delenv('NEOMX_CPU_THREADS', raising=False)
+    monkeypatch.delenv('OMP_NUM_THREADS', raising=False)
+    before = torch.get_num_threads()
+    try:
+        eng = ThreadedEngine()
+        w = _sleeping_worker(eng)
+        assert eng.intra_op_threads == 2
+        v = Var()
+        ran = []
+
+        def op(label):
+            return lambda: ran.append((label, threading.current_thread(),
+                                       torch.get_num_threads()))
+        for work, label in ((LIGHT, 'light'), (LIGHT, 'light'), (None, 'heavy'),
+                            (LIGHT, 'after')):
+            w.queue.append((op(label), [v], [v], None, w.pushed + 1, label, None, work))
+            w.pushed += 1
+        w.wait(w.pushed)
+        me = threading.current_thread()
+        assert ran == [('light', me, 1), ('light', me, 1), ('heavy', w.thread, 2),
+                       ('after', w.thread, 1)], ran
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_light_ops_wake_the_worker_in_batches():
     eng = ThreadedEngine()
     w = _sleeping_worker(eng)
@@ -960,3 +990,46 @@ def test_freed_memory_settings_can_be_left_alone(monkeypatch):
     if sys.platform.startswith('linux'):
         assert made == ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_MAX_', 'MALLOC_TRIM_THRESHOLD_',
                         'MALLOC_MMAP_THRESHOLD_'], made
+
+
+_HELPERS = '''
+    import json, os, time, numpy as np, torch
+    import neomx as mx
+    from neomx.engine import threads
+    def count():
+        return len(os.listdir('/proc/self/task'))
+    def settled(want):
+        for _ in range(200):
+            if want(count()):
+                return count()
+            time.sleep(0.01)
+        return count()
+    x = torch.rand(2000, 2000)
+    a = mx.nd.array(x.numpy())
+    b = a * 2
+    b.wait_to_read()                 # a parallel kernel on the worker: its helper started
+    y = x * 2                        # and one in this thread
+    before = count()
+    mx.engine.end_helper_threads()
+    ended = settled(lambda n: n <= before - 2)
+    y = x * 2                        # this thread's helper starts again ...
+    again = count()
+    ok = threads.end_idle_helpers()  # ... and ends again
+    final = settled(lambda n: n == ended)
+    same = bool(np.array_equal((a * 2).asnumpy(), y.numpy()) and
+                np.array_equal(b.asnumpy(), y.numpy()))
+    print(json.dumps([before, ended, again, final, ok, same]))
+'''
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc/self/task') or (os.cpu_count() or 1) < 2,
+                    reason='needs Linux and two cores')
+def test_end_helper_threads_ends_the_idle_openmp_helpers():
+    """end_helper_threads ends the OpenMP helper threads the calling thread and the engine's
+    CPU worker keep after a parallel kernel (a benchmark times PyTorch beside neomx with them
+    gone); the next parallel kernel starts them again and computes as before."""
+    before, ended, again, final, ok, same = _run_child(_HELPERS, env={
+        'NEOMX_CPU_THREADS': '2', 'OMP_NUM_THREADS': '2'})
+    assert ended <= before - 2, (before, ended)
+    assert again == ended + 1 and ok and final == ended, (ended, again, final)
+    assert same

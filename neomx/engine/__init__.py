@@ -14,12 +14,12 @@ import os
 from ..base import MXNetError, env_str
 from .engine import EngineError, NaiveEngine, ThreadedEngine
 from .memory import keep_freed_memory
-from .threads import LIGHT_WORK, PARALLEL_WORK, cpu_budget
+from .threads import LIGHT_WORK, PARALLEL_WORK, cpu_budget, end_idle_helpers
 from .var import Var, track
 
 __all__ = ['Var', 'EngineError', 'ThreadedEngine', 'NaiveEngine', 'current', 'push',
            'wait_for_var', 'waitall', 'engine_type', 'set_engine_type', 'engine_scope',
-           'set_bulk_size', 'bulk', 'cpu_budget', 'track']
+           'set_bulk_size', 'bulk', 'cpu_budget', 'track', 'end_helper_threads']
 
 _TYPES = {'ThreadedEngine': ThreadedEngine, 'ThreadedEnginePerDevice': ThreadedEngine,
           'ThreadedEnginePooled': ThreadedEngine, 'NaiveEngine': NaiveEngine}
@@ -76,6 +76,20 @@ if hasattr(os, 'register_at_fork'):
 def current():
     """The engine in use."""
     return _engine
+
+
+def end_helper_threads():
+    """Waits for every operation, then ends the idle OpenMP helper threads of the calling
+    thread and of each CPU worker (``threads.end_idle_helpers``): torch code run next in this
+    thread gets the cores as in a process without neomx, and the workers start their helpers
+    again at their next parallel kernel. For benchmarks that time PyTorch beside neomx."""
+    waitall()
+    end_idle_helpers()
+    if isinstance(_engine, ThreadedEngine):
+        for w in list(_engine._compute.values()):
+            if w.stream is None:
+                _engine.push(end_idle_helpers, [], [], w.ctx, 'end_helper_threads')
+        waitall()
 
 
 def engine_type():

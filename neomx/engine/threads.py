@@ -24,7 +24,7 @@ import torch
 from ..base import env_int
 
 __all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'ThreadBudget', 'cpu_budget',
-           'local_share', 'bind_to_local_share']
+           'local_share', 'bind_to_local_share', 'end_idle_helpers']
 
 INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
 LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
@@ -110,3 +110,32 @@ def bind_to_local_share():
 
 
 _BOUND = []
+
+
+def end_idle_helpers():
+    """Ends the OpenMP helper threads the calling thread keeps for torch's parallel kernels
+    (libgomp's ``omp_pause_resource_all``); its next parallel kernel starts them again. libgomp
+    stops every helper spin-waiting between parallel regions once the process has more of them
+    than cores, so two threads running torch on all cores (an engine worker and the main
+    thread) slow each other down even in turn. Returns False where torch's OpenMP is not
+    libgomp's (nothing to end)."""
+    pause = _omp_pause()
+    if pause is None:
+        return False
+    pause(1)        # omp_pause_soft
+    return True
+
+
+def _omp_pause():
+    if not _PAUSE:
+        import ctypes
+        try:
+            fn = ctypes.CDLL(None).omp_pause_resource_all
+            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+        except (AttributeError, OSError):
+            fn = None
+        _PAUSE.append(fn)
+    return _PAUSE[0]
+
+
+_PAUSE = []
