@@ -49,7 +49,7 @@ import textwrap
 import time
 
 import common  # noqa: F401  (puts the checkout on sys.path)
-from common import MXNET_REF, ROOT, finish, fmt, has_mxnet, parser, ratio
+from common import MXNET_REF, ROOT, finish, fmt, has_mxnet, own_threads, parser, ratio
 
 import torch
 
@@ -500,6 +500,7 @@ def measure(variants, repeat, warmup=1, clock=time.perf_counter):
     ``clock``: time.perf_counter (wall clock) or time.process_time (CPU time of every thread
     of this process)."""
     def once(fn):
+        own_threads()
         t = clock()
         own = fn()
         took = clock() - t

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 import common  # noqa: F401  (puts the checkout on sys.path)
-from common import MXNET_REF, ROOT, finish, fmt, interleaved
+from common import MXNET_REF, ROOT, finish, fmt, interleaved, own_threads
 
 import torch  # noqa: E402
 
@@ -38,6 +38,7 @@ def best(fn, repeat):
     fn()                                   # warm up (traces, compiles, allocates)
     times = []
     for _ in range(repeat):
+        own_threads()
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)

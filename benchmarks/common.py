@@ -26,7 +26,17 @@ MXNET_REF = os.environ.get('NEOMX_MXNET_REF', os.path.join(ROOT, '.mxnet-ref', '
 
 __all__ = ['ROOT', 'MXNET_REF', 'median_time', 'run_python', 'run_mxnet', 'has_mxnet',
            'machine', 'markdown_table', 'print_result', 'parser', 'finish', 'fmt', 'ratio',
-           'interleaved', 'TIMING_HELPERS']
+           'interleaved', 'TIMING_HELPERS', 'own_threads']
+
+
+def own_threads():
+    """Before a timed run of one variant: ends the idle OpenMP helper threads of this thread
+    and of neomx's engine workers (``neomx.engine.end_helper_threads``), so that the variant
+    runs with its own intra-op threads only, as in a process of its own. With PyTorch's helpers
+    (the main thread's) beside the engine worker's, libgomp has more helpers than cores and
+    stops them spin-waiting, which slowed either side by 11-15% on two cores."""
+    import neomx
+    neomx.engine.end_helper_threads()
 
 
 def median_time(fn, repeat, warmup=1):
@@ -63,6 +73,7 @@ def interleaved_cpu(variants, repeat, warmup=1):
     cpu = {name: [] for name in variants}
     for _ in range(repeat):
         for name, fn in variants.items():
+            own_threads()
             t, c = time.perf_counter(), time.process_time()
             fn()
             cpu[name].append(time.process_time() - c)
