@@ -14,7 +14,7 @@ __all__ = ['MXNetError', 'NotSupportedForSparseNDArray', 'NotImplementedForSymbo
            'numeric_types', 'integer_types', 'string_types', 'dtype_np', 'dtype_torch',
            'dtype_name', 'env_int', 'env_str', 'data_dir', 'data_dir_default', 'py_str', 'c_str',
            'classproperty', 'ClassPropertyMeta', 'with_metaclass', 'register_error', 'error_types',
-           'check_call', 'unavailable']
+           'check_call', 'unavailable', 'c_function']
 
 
 class MXNetError(RuntimeError):
@@ -250,6 +250,19 @@ def env_int(*names, default=None):
         return int(value)
     except ValueError:
         raise MXNetError("environment variable %s=%r: expected an integer" % (names[0], value)) from None
+
+
+def c_function(name, restype=ctypes.c_int, argtypes=None):
+    """The C function ``name`` among the process's own symbols (the C library's, and those of
+    the libraries torch loaded, such as its OpenMP runtime), typed; None where there is none."""
+    try:
+        fn = getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None
+    fn.restype = restype
+    if argtypes is not None:
+        fn.argtypes = argtypes
+    return fn
 
 
 class _Mode(threading.local):

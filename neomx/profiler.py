@@ -36,7 +36,7 @@ import torch
 
 from . import atomic
 from . import engine as _engine
-from .base import MXNetError, env_str
+from .base import MXNetError, c_function, env_str
 
 __all__ = ['set_config', 'set_state', 'dump', 'dumps', 'pause', 'resume', 'Domain', 'Task',
            'Frame', 'Event', 'Counter', 'Marker', 'profiler_set_config', 'profiler_set_state',
@@ -430,16 +430,7 @@ class _MallInfo2(ctypes.Structure):
         'fordblks', 'keepcost')]
 
 
-def _mallinfo2():
-    try:
-        f = ctypes.CDLL(None).mallinfo2
-    except (OSError, AttributeError):       # not glibc 2.33 or later
-        return None
-    f.restype = _MallInfo2
-    return f
-
-
-_MALLINFO2 = _mallinfo2()
+_MALLINFO2 = c_function('mallinfo2', _MallInfo2)     # None before glibc 2.33
 
 
 def _allocated():

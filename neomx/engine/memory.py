@@ -28,6 +28,8 @@ import ctypes
 import os
 import sys
 
+from ..base import c_function
+
 __all__ = ['keep_freed_memory']
 
 _M_TRIM_THRESHOLD = -1
@@ -49,13 +51,9 @@ def keep_freed_memory():
     if os.environ.get('NEOMX_KEEP_FREED_MEMORY', '1') in ('0', 'false', 'False', '') or \
             not sys.platform.startswith('linux'):
         return []
-    try:
-        libc = ctypes.CDLL(None)           # the process's symbols, the C library's among them
-        mallopt = libc.mallopt
-        libc.gnu_get_libc_version        # glibc only: musl's mallopt does nothing
-    except (OSError, AttributeError):
+    mallopt = c_function('mallopt', ctypes.c_int, (ctypes.c_int, ctypes.c_int))
+    if mallopt is None or c_function('gnu_get_libc_version') is None:   # musl's does nothing
         return []
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     made = []
     for param, env, value in SETTINGS:
         if env not in os.environ and mallopt(param, value) == 1:

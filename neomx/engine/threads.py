@@ -17,11 +17,12 @@ operator's ``cost=`` rule, else elements) is run:
   more than they would share (a batch-1 matrix-vector product runs slower on two threads than
   on one).
 """
+import ctypes
 import os
 
 import torch
 
-from ..base import env_int
+from ..base import c_function, env_int
 
 __all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'ThreadBudget', 'cpu_budget',
            'local_share', 'bind_to_local_share', 'end_idle_helpers']
@@ -119,23 +120,10 @@ def end_idle_helpers():
     than cores, so two threads running torch on all cores (an engine worker and the main
     thread) slow each other down even in turn. Returns False where torch's OpenMP is not
     libgomp's (nothing to end)."""
-    pause = _omp_pause()
-    if pause is None:
+    if _OMP_PAUSE is None:
         return False
-    pause(1)        # omp_pause_soft
+    _OMP_PAUSE(1)       # omp_pause_soft
     return True
 
 
-def _omp_pause():
-    if not _PAUSE:
-        import ctypes
-        try:
-            fn = ctypes.CDLL(None).omp_pause_resource_all
-            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
-        except (AttributeError, OSError):
-            fn = None
-        _PAUSE.append(fn)
-    return _PAUSE[0]
-
-
-_PAUSE = []
+_OMP_PAUSE = c_function('omp_pause_resource_all', ctypes.c_int, (ctypes.c_int,))
