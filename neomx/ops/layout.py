@@ -110,8 +110,7 @@ def keep_channels_last(weight, states):
         return weight
     weight.data = weight.data.contiguous(memory_format=torch.channels_last)
     for a in states:
-        var = None if a is None else a._var
-        if var is not None and a._view is None and var.tensor is not None and \
-                var.tensor.shape == weight.shape:
-            var.tensor = var.tensor.contiguous(memory_format=torch.channels_last)
+        t = None if a is None or a._view is not None else a._var.tensor
+        if t is not None and t.shape == weight.shape:
+            a._var.tensor = t.contiguous(memory_format=torch.channels_last)
     return weight
