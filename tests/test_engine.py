@@ -709,34 +709,28 @@ def test_heavy_op_runs_on_worker_while_pusher_continues():
     assert finished.is_set()
 
 
-def test_waiter_leaves_multithreaded_ops_to_the_worker(monkeypatch):
+def test_waiter_leaves_multithreaded_ops_to_the_worker(cores):
     """A waiting thread runs queued light operations itself up to the first one that runs on
     several intra-op threads: that one, and what follows it, run on the worker, so that only
     the worker's thread keeps OpenMP helper threads (see Worker._help)."""
-    monkeypatch.setattr(engine_threads, 'cpu_budget', lambda: 2)
-    monkeypatch.delenv('NEOMX_CPU_THREADS', raising=False)
-    monkeypatch.delenv('OMP_NUM_THREADS', raising=False)
-    before = torch.get_num_threads()
-    try:
-        eng = ThreadedEngine()
-        w = _sleeping_worker(eng)
-        assert eng.intra_op_threads == 2
-        v = Var()
-        ran = []
+    cores(2)
+    eng = ThreadedEngine()
+    w = _sleeping_worker(eng)
+    assert eng.intra_op_threads == 2
+    v = Var()
+    ran = []
 
-        def op(label):
-            return lambda: ran.append((label, threading.current_thread(),
-                                       torch.get_num_threads()))
-        for work, label in ((LIGHT, 'light'), (LIGHT, 'light'), (None, 'heavy'),
-                            (LIGHT, 'after')):
-            w.queue.append((op(label), [v], [v], None, w.pushed + 1, label, None, work))
-            w.pushed += 1
-        w.wait(w.pushed)
-        me = threading.current_thread()
-        assert ran == [('light', me, 1), ('light', me, 1), ('heavy', w.thread, 2),
-                       ('after', w.thread, 1)], ran
-    finally:
-        torch.set_num_threads(before)
+    def op(label):
+        return lambda: ran.append((label, threading.current_thread(),
+                                   torch.get_num_threads()))
+    for work, label in ((LIGHT, 'light'), (LIGHT, 'light'), (None, 'heavy'),
+                        (LIGHT, 'after')):
+        w.queue.append((op(label), [v], [v], None, w.pushed + 1, label, None, work))
+        w.pushed += 1
+    w.wait(w.pushed)
+    me = threading.current_thread()
+    assert ran == [('light', me, 1), ('light', me, 1), ('heavy', w.thread, 2),
+                   ('after', w.thread, 1)], ran
 
 
 def test_light_ops_wake_the_worker_in_batches():
@@ -887,6 +881,17 @@ def test_naive_engine_runs_inline_and_defers_errors():
 
 # -- intra-op threads -------------------------------------------------------------------------
 
+@pytest.fixture
+def cores(monkeypatch):
+    """``cores(n)`` makes the engine see ``n`` cores, with no thread count set in the
+    environment; torch's thread count is restored afterwards."""
+    monkeypatch.delenv('NEOMX_CPU_THREADS', raising=False)
+    monkeypatch.delenv('OMP_NUM_THREADS', raising=False)
+    before = torch.get_num_threads()
+    yield lambda n: monkeypatch.setattr(engine_threads, 'cpu_budget', lambda: n)
+    torch.set_num_threads(before)
+
+
 def _probe_threads(eng, ctx):
     seen = []
     v = Var()
@@ -895,37 +900,26 @@ def _probe_threads(eng, ctx):
     return seen[0]
 
 
-def test_intra_op_threads_split_between_cpu_devices(monkeypatch):
-    monkeypatch.setattr(engine_threads, 'cpu_budget', lambda: 9)
-    monkeypatch.delenv('NEOMX_CPU_THREADS', raising=False)
-    monkeypatch.delenv('OMP_NUM_THREADS', raising=False)
-    before = torch.get_num_threads()
-    try:
-        eng = ThreadedEngine()
-        # All cores go to the one CPU device ...
-        assert _probe_threads(eng, mx.cpu(0)) == 9
-        assert torch.get_num_threads() == 9
-        # ... and are shared once a second CPU device is in use, never oversubscribed.
-        assert _probe_threads(eng, mx.cpu(1)) == 4
-        assert _probe_threads(eng, mx.cpu(0)) == 4
-        assert torch.get_num_threads() == 4
-        naive = NaiveEngine()
-        assert _probe_threads(naive, mx.cpu(0)) == 9
-    finally:
-        torch.set_num_threads(before)
+def test_intra_op_threads_split_between_cpu_devices(cores):
+    cores(9)
+    eng = ThreadedEngine()
+    # All cores go to the one CPU device ...
+    assert _probe_threads(eng, mx.cpu(0)) == 9
+    assert torch.get_num_threads() == 9
+    # ... and are shared once a second CPU device is in use, never oversubscribed.
+    assert _probe_threads(eng, mx.cpu(1)) == 4
+    assert _probe_threads(eng, mx.cpu(0)) == 4
+    assert torch.get_num_threads() == 4
+    naive = NaiveEngine()
+    assert _probe_threads(naive, mx.cpu(0)) == 9
 
 
-def test_intra_op_threads_follow_omp_num_threads(monkeypatch):
-    monkeypatch.setattr(engine_threads, 'cpu_budget', lambda: 9)
-    monkeypatch.delenv('NEOMX_CPU_THREADS', raising=False)
+def test_intra_op_threads_follow_omp_num_threads(cores, monkeypatch):
+    cores(9)
     monkeypatch.setenv('OMP_NUM_THREADS', '2')
-    before = torch.get_num_threads()
-    try:
-        eng = ThreadedEngine()
-        assert _probe_threads(eng, mx.cpu(0)) == 2
-        assert _probe_threads(eng, mx.cpu(1)) == 2
-    finally:
-        torch.set_num_threads(before)
+    eng = ThreadedEngine()
+    assert _probe_threads(eng, mx.cpu(0)) == 2
+    assert _probe_threads(eng, mx.cpu(1)) == 2
 
 
 def test_neomx_cpu_threads_override_in_fresh_process():
