@@ -323,6 +323,55 @@ def test_constants_folded_and_common_subexpressions_merged():
     assert '_ones' not in src and '_const' in src
 
 
+class ReluAfter(nn.HybridBlock):
+    """ReLUs after a BatchNorm and a sum, whose outputs nothing else reads, and ReLUs of
+    values that something else reads, that the block returns, or that a backward pass
+    reads."""
+    def __init__(self, layout='NCHW', **kwargs):
+        super().__init__(**kwargs)
+        self.conv = nn.Conv2D(4, 3, padding=1, layout=layout,
+                              in_channels=2 if layout == 'NCHW' else 0)
+        self.bn = nn.BatchNorm(axis=1 if layout == 'NCHW' else 3)
+        self.dense = nn.Dense(3)
+
+    def hybrid_forward(self, F, x):
+        c = self.conv(x)
+        a = F.relu(self.bn(c))              # BatchNorm's output: only the ReLU reads it
+        b = F.Activation(c, act_type='relu')    # c is read twice: not in place
+        s = F.relu(a + b)                   # the sum: only the ReLU reads it
+        d = self.dense(s)
+        # not in place: d is an output; sigmoid's backward pass reads its output
+        return F.relu(d) + F.relu(F.sigmoid(d)), d
+
+
+@pytest.mark.parametrize('layout', ['NCHW', 'NHWC'])
+def test_relu_runs_in_place_only_on_values_nothing_else_reads(layout):
+    x = nd.random.normal(shape=(2, 2, 5, 5) if layout == 'NCHW' else (2, 5, 5, 2))
+    nets = [ReluAfter(layout), ReluAfter(layout)]
+    for net in nets:
+        net.initialize(initializer.Xavier())
+        net(x)
+    for p0, p1 in zip(nets[0].collect_params().values(), nets[1].collect_params().values()):
+        p1.set_data(p0.data())
+    nets[1].hybridize()
+    results = []
+    for net in nets:
+        with autograd.record():
+            out, d = net(x)
+            loss = (out ** 2).sum() + d.sum()
+        loss.backward()
+        results.append([out.asnumpy(), d.asnumpy()] +
+                       [p.grad().asnumpy() for p in net.collect_params().values()
+                        if p.grad_req != 'null'])
+    src = _hybrid.hybridized_code(nets[1])
+    assert src.count('relu_(') == 2, src     # after the BatchNorm and after the sum
+    for want, got in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    with autograd.predict_mode():
+        np.testing.assert_allclose(nets[1](x)[0].asnumpy(), nets[0](x)[0].asnumpy(),
+                                   rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.gpu
 def test_cuda_graph_replay_matches_eager():
     ctx = mx.gpu(0)

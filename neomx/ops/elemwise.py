@@ -105,6 +105,11 @@ _COMPARE = {
 # 0-dim tensor of their dtype, positionally. The fast path of tiny operations
 # (``ndarray.fastpath``) calls it and saves a Python frame.
 
+# The binary operators whose backward pass reads neither their output nor, so, anything an
+# in-place operator after them could overwrite (see Op.unread_output).
+_UNREAD = ('add', 'sub')
+
+
 def _register_binary(name, f, elem_aliases):
     def bk(lhs, rhs):
         return f(lhs, rhs)
@@ -112,7 +117,7 @@ def _register_binary(name, f, elem_aliases):
     bk.on_floats = f
     aliases = {'add': ('broadcast_plus',), 'sub': ('broadcast_minus',)}.get(name, ())
     register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=_broadcast_rule, infer_attrs=(),
-             aliases=aliases)(bk)
+             aliases=aliases, unread_output=name in _UNREAD)(bk)
 
     def ek(lhs, rhs):
         return f(lhs, rhs)
@@ -120,7 +125,7 @@ def _register_binary(name, f, elem_aliases):
     ek.on_floats = f
     register('elemwise_' + name if name in ('add', 'sub', 'mul', 'div') else '_elemwise_' + name,
              inputs=('lhs', 'rhs'), infer=_elemwise_rule, infer_attrs=(),
-             aliases=elem_aliases, named_outputs=name == 'add')(ek)
+             aliases=elem_aliases, named_outputs=name == 'add', unread_output=name in _UNREAD)(ek)
 
 
 for _name, (_f, _aliases) in _BINARY.items():
@@ -299,6 +304,7 @@ _UNARY = {
 
 for _name, _f in _UNARY.items():
     register(_name, inputs=('data',), infer=same_as_input, infer_attrs=(),
+             in_place=(lambda attrs: 'torch.relu_({0})') if _name == 'relu' else None,
              positional_inputs=True)(_unary(_f, _name))
 
 

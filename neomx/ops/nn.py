@@ -173,7 +173,7 @@ def _fc_back(attrs, shapes, out_shapes):
 
 
 register('FullyConnected', inputs=('data', 'weight', 'bias'), heavy=True, cost=_fc_cost,
-         back=_fc_back,
+         back=_fc_back, unread_output=True,
          drop_inputs=_no_bias, fill=_fc_fill, infer=_fc_infer, lower=_fc_lower,
          attrs={'num_hidden': Int(), 'no_bias': Bool(False),
                 'flatten': Bool(True)}, named_outputs=True)(_fully_connected)
@@ -412,6 +412,7 @@ def _conv_back(attrs, shapes, out_shapes):
 
 
 register('Convolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_inputs=_no_bias,
+         unread_output=True,
          cost=_conv_cost, fill=_conv_fill, infer=_conv_infer, back=_conv_back,
          attrs=_CONV_ATTRS, named_outputs=True)(_convolution)
 
@@ -708,7 +709,12 @@ def _act_lower(attrs, shapes, dtypes):
     return None if call is None else (call, {})
 
 
+def _act_in_place(attrs):
+    return 'torch.relu_({0})' if attrs['act_type'] == 'relu' else None
+
+
 register('Activation', infer=same_as_input, infer_attrs=(), lower=_act_lower,
+         in_place=_act_in_place,
          attrs={'act_type': Enum(*_ACT)}, positional_inputs=True, named_outputs=True)(_activation)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -1184,7 +1190,7 @@ def _batch_norm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0
 
 
 register('BatchNorm', inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var'),
-         mutate=('moving_mean', 'moving_var'), train=True, heavy=True,
+         mutate=('moving_mean', 'moving_var'), train=True, heavy=True, unread_output=True,
          num_outputs=_num_norm_outputs, output_names=_norm_output_names('var'),
          infer=_bn_infer, fill=_norm_fill(_bn_channels),
          attrs={'eps': Float(1e-3), 'momentum': Float(0.9), 'fix_gamma': Bool(True),
@@ -1205,7 +1211,7 @@ def _batch_norm_v1(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentu
 _BN_V1 = {'eps': Float(1e-3), 'momentum': Float(0.9), 'fix_gamma': Bool(True),
           'use_global_stats': Bool(False), 'output_mean_var': Bool(False)}
 register('BatchNorm_v1', inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var'),
-         mutate=('moving_mean', 'moving_var'), train=True, heavy=True,
+         mutate=('moving_mean', 'moving_var'), train=True, heavy=True, unread_output=True,
          num_outputs=_num_norm_outputs, output_names=_norm_output_names('var'),
          infer=lambda attrs, shapes, dtypes: _bn_infer(dict(attrs, axis=1), shapes, dtypes),
          fill=_norm_fill(lambda attrs, data: data[1]), attrs=_BN_V1)(_batch_norm_v1)

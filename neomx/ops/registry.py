@@ -224,7 +224,8 @@ class Op:
                  output_names=None, infer=None, infer_attrs=None, fill=None, mutate=(),
                  drop_inputs=None, rng=False, train=False, creation=False, view=False,
                  grad=None, doc=None, key_var_num_args=None, heavy=False, lower=None, cost=None,
-                 back=None, positional_inputs=False, named_outputs=False):
+                 back=None, positional_inputs=False, named_outputs=False, in_place=None,
+                 unread_output=False):
         self.name = name
         self.kernel = kernel
         self.inputs = (inputs,) if isinstance(inputs, str) else tuple(inputs)
@@ -251,6 +252,13 @@ class Op:
         # over the input expressions, {name: object} it uses) calling torch directly for these
         # attributes and inputs, or None to call the kernel.
         self.lower = lower
+        # For the code generator too: ``in_place(attrs)`` gives a format string computing the
+        # operator in place on its one input (``{0}``), or None; ``unread_output``: the first
+        # output is a tensor of its own (or a view, which the generated code checks for) that
+        # the operator's backward pass does not read. An in-place operator may overwrite such
+        # an output when it is the output's only reader.
+        self.in_place = in_place
+        self.unread_output = unread_output
         # ``cost(attrs, in_shapes, out_shapes)``: multiply-adds, for operators whose work is
         # not their element count (see ``work``).
         self.cost = cost

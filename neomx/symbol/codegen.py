@@ -2,7 +2,8 @@
 
 One line per node, named after the node, with the inferred shape and dtype as a comment, and a
 ``del`` of each intermediate after its last reader (its memory goes back while the graph runs,
-as in eager code); the source is registered with ``linecache`` so a traceback from a kernel
+as in eager code). A ReLU whose input only it reads, and which the backward pass does not need,
+overwrites that input. The source is registered with ``linecache`` so a traceback from a kernel
 shows the generated line (as torch.fx does). The result is what a hybridized block runs.
 
 >>> import neomx as mx
@@ -79,6 +80,21 @@ def _own(t):
     return t
 
 
+def _overwrites(node, readers, last_read):
+    """Whether ``node`` may run in place on its input: an operator that can, reading the
+    first output of one that leaves it unread in its backward pass (Op.unread_output), which
+    nothing else reads and which is not an output of the graph. An in-place ReLU saves a
+    memory pass and an intermediate the size of its input; the generated code still checks
+    that the input is not a view."""
+    in_place = node.op.in_place
+    if in_place is None or len(node.inputs) != 1 or in_place(node.attrs) is None:
+        return False
+    src, k = node.inputs[0]
+    key = (id(src), k)
+    return (src.op is not None and src.op.unread_output and k == 0 and readers[key] == 1
+            and last_read[key] is not None)
+
+
 def generate(graph, input_names, name='forward', is_train=False, inferred=None, title=None,
              hook=None):
     """Source and function for ``graph``; the function takes the variables named in
@@ -113,10 +129,12 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
     # that its memory goes back while the graph still runs (as eager code frees it), not
     # when the function returns; graph outputs live on
     last_read = {}      # (id(operator), output) -> index of its last reader
+    readers = {}        # (id(operator), output) -> how many inputs read it
     for i, node in enumerate(graph.nodes):
         for src, k in node.inputs:
             if src.op is not None:
                 last_read[(id(src), k)] = i
+                readers[(id(src), k)] = readers.get((id(src), k), 0) + 1
     for node, k in graph.heads:
         last_read[(id(node), k)] = None
     dying = {}
@@ -159,6 +177,9 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
                 call = template.format(*args)
         if call is None:
             call = '%s(%s)' % (kernels[op.name], ', '.join(args + kw))
+        if hook is None and _overwrites(node, readers, last_read):
+            call = '({0} if {1}._base is None else {2})'.format(
+                op.in_place(node.attrs).format(*args), args[0], call)
         nout = node.num_outputs()
         outs = [names.make(node.name if nout == 1 else '%s_%d' % (node.name, i))
                 for i in range(nout)]
