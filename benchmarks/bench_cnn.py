@@ -22,11 +22,16 @@ another seeded random order; each figure is the median over rounds):
 Targets (issue 16, a 2-core machine): every network's hybridized step <= 1.0x the faster of
 PyTorch eager and MXNet 1.9.1; imperative <= 1.1x.
 
+With ``--gpu`` the networks (ResNet-18 and VGG unless ``--nets`` says otherwise, batch 128)
+run on the first GPU, neomx imperative and hybridized against PyTorch eager (both memory
+formats) and ``torch.compile`` (default mode); MXNet 1.9.1's reference build has no GPU.
+
     python benchmarks/bench_cnn.py                       # every network, default batches
     python benchmarks/bench_cnn.py --quick               # a short run: batch 8, few rounds
     python benchmarks/bench_cnn.py --nets resnet,vgg --batch 32 --repeat 5
     python benchmarks/bench_cnn.py --book-batch          # the book's batch sizes (slow)
     python benchmarks/bench_cnn.py --cpu-time --threads 1   # CPU time, for a loaded machine
+    python benchmarks/bench_cnn.py --gpu                 # ResNet-18 and VGG, batch 128, GPU
 
 On a machine shared with other work the wall-clock figures measure the scheduler as much as
 the frameworks (a step can take five times its CPU time at a load average of 12 on 2 cores,
@@ -226,17 +231,18 @@ def d2l_net(name):
     raise ValueError('unknown network %r' % (name,))
 
 
-def gluon_step(name, batch, hybridize, train):
+def gluon_step(name, batch, hybridize, train, ctx=None):
     """A function running one training step (``train``) or one inference pass of ``name`` at
-    ``batch``; the same source runs under MXNet 1.9.1."""
+    ``batch`` on ``ctx`` (None: the current context); the same source runs under MXNet
+    1.9.1."""
     from mxnet_like import autograd, gluon, init, nd  # replaced by the caller's module
     size, _, lr = NETWORKS[name]
     net = d2l_net(name)
-    net.initialize(init=init.Xavier())
+    net.initialize(init=init.Xavier(), ctx=ctx)
     if hybridize:
         net.hybridize()
-    X = nd.random.uniform(shape=(batch, 1, size, size))
-    y = nd.random.randint(0, 10, shape=(batch,)).astype('float32')
+    X = nd.random.uniform(shape=(batch, 1, size, size), ctx=ctx)
+    y = nd.random.randint(0, 10, shape=(batch,), ctx=ctx).astype('float32')
     loss = gluon.loss.SoftmaxCrossEntropyLoss()
     net(X)                  # deferred initialisation before the Trainer sees the parameters
     trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': lr})
@@ -261,10 +267,10 @@ def _gluon_source(module):
     return src.replace("  # replaced by the caller's module", '')
 
 
-def neomx_variant(name, batch, hybridize, train):
+def neomx_variant(name, batch, hybridize, train, ctx=None):
     namespace = {'NETWORKS': NETWORKS}
     exec(compile(_gluon_source('neomx'), __file__, 'exec'), namespace)
-    return namespace['gluon_step'](name, batch, hybridize, train)
+    return namespace['gluon_step'](name, batch, hybridize, train, ctx)
 
 
 # -- the same networks in PyTorch --------------------------------------------------------------
@@ -388,24 +394,32 @@ def torch_net(name):
     raise ValueError('unknown network %r' % (name,))
 
 
-def torch_variant(name, batch, train, threads, channels_last=False):
+def torch_variant(name, batch, train, threads, channels_last=False, device='cpu',
+                  compiled=None):
+    """A training step or inference pass of ``name`` in PyTorch on ``device``, with
+    ``threads`` intra-op threads; ``compiled``: a torch.compile backend to compile the model
+    with (its first calls compile). On a GPU each call ends synchronised, as neomx's
+    ``nd.waitall()`` does."""
     size, _, lr = NETWORKS[name]
-    net = torch_net(name)
-    X = torch.rand(batch, 1, size, size)
-    y = torch.randint(0, 10, (batch,))
+    net = torch_net(name).to(device)
+    X = torch.rand(batch, 1, size, size, device=device)
+    y = torch.randint(0, 10, (batch,), device=device)
     if channels_last:
         net = net.to(memory_format=torch.channels_last)
         X = X.contiguous(memory_format=torch.channels_last)
     opt = torch.optim.SGD(net.parameters(), lr=lr)
     lossf = torch.nn.CrossEntropyLoss()
+    model = net if compiled is None else torch.compile(net, backend=compiled)
+    sync = torch.cuda.synchronize if torch.device(device).type == 'cuda' else (lambda: None)
 
     def step():
         before = torch.get_num_threads()
         torch.set_num_threads(threads)
         try:
             opt.zero_grad()
-            lossf(net(X), y).backward()
+            lossf(model(X), y).backward()
             opt.step()
+            sync()
         finally:
             torch.set_num_threads(before)
 
@@ -414,7 +428,8 @@ def torch_variant(name, batch, train, threads, channels_last=False):
         torch.set_num_threads(threads)
         try:
             with torch.no_grad():
-                net(X)
+                model(X)
+            sync()
         finally:
             torch.set_num_threads(before)
     if train:
@@ -557,11 +572,11 @@ def run_network(name, batch, train, repeat, threads, mxnet, clock=time.perf_coun
         gc.collect()
 
 
-def row(name, what, batch, times):
+def row(name, what, batch, times, labels=LABELS, references=REFERENCES):
     size = NETWORKS[name][0]
-    refs = [times[k] for k in REFERENCES if times.get(k) is not None]
+    refs = [times[k] for k in references if times.get(k) is not None]
     best = min(refs) if refs else None
-    ms = [None if times.get(k) is None else times[k] * 1e3 for k in LABELS]
+    ms = [None if times.get(k) is None else times[k] * 1e3 for k in labels]
     return ['%s %dx%d' % (TITLES[name], size, size), what, batch] + ms + [
         ratio(times['neomx hybridized'], best), ratio(times['neomx imperative'], best)]
 
@@ -571,12 +586,74 @@ HEADERS = ['network, input', 'pass', 'batch', 'neomx hybridized', 'neomx imperat
            'hybridized x best', 'imperative x best']
 
 
+# -- on a GPU ----------------------------------------------------------------------------------
+
+GPU_NETS = 'resnet,vgg'
+GPU_BATCH = 128
+GPU_LABELS = ['neomx hybridized', 'neomx imperative', 'PyTorch', 'PyTorch channels_last',
+              'PyTorch torch.compile']
+
+
+def device_variants(name, batch, train, device, compiled='inductor'):
+    """The variants of a run on ``device`` (a torch device; neomx runs on the same device):
+    neomx hybridized and imperative, PyTorch eager in both memory formats and compiled with
+    torch.compile's ``compiled`` backend."""
+    dev = torch.device(device)
+    ctx = mx.gpu(dev.index or 0) if dev.type == 'cuda' else mx.cpu()
+    threads = torch.get_num_threads()
+    return {'neomx hybridized': neomx_variant(name, batch, True, train, ctx),
+            'neomx imperative': neomx_variant(name, batch, False, train, ctx),
+            'PyTorch': torch_variant(name, batch, train, threads, device=dev),
+            'PyTorch channels_last': torch_variant(name, batch, train, threads, True, dev),
+            'PyTorch torch.compile': torch_variant(name, batch, train, threads, device=dev,
+                                                   compiled=compiled)}
+
+
+def gpu_main(args, names, repeat):
+    """``--gpu``: the networks on the first GPU against PyTorch eager and torch.compile."""
+    if not torch.cuda.is_available() or mx.context.num_gpus() == 0:
+        sys.exit('bench_cnn.py --gpu: no CUDA device (torch.cuda.is_available() is False)')
+    rows = []
+    for name in names:
+        batch = args.batch or GPU_BATCH
+        for train in (True, False)[:1 if args.no_inference else 2]:
+            print('%s, batch %d, %s on %s ...' % (TITLES[name], batch,
+                                                   'training' if train else 'inference',
+                                                   torch.cuda.get_device_name(0)),
+                  file=sys.stderr, flush=True)
+            variants = device_variants(name, batch, train, 'cuda:0')
+            try:
+                # two warm-up calls: torch.compile compiles on the first (and may again on the
+                # second, for the backward pass)
+                times = measure(variants, repeat, warmup=2)
+            finally:
+                variants.clear()
+                mx.nd.waitall()
+            rows.append(row(name, 'training' if train else 'inference', batch, times,
+                            GPU_LABELS, GPU_LABELS[2:]))
+    notes = [
+        '"x best" divides by the fastest PyTorch column of the row (eager in either memory '
+        'format, or compiled with torch.compile, default mode).',
+        'Median of %d rounds; each round runs every variant once (seeded shuffled order), '
+        'after two warm-up calls each; every call ends synchronised with the GPU.' % repeat,
+        'Device: %s; torch %s.' % (torch.cuda.get_device_name(0), torch.__version__),
+    ]
+    finish({'title': 'Convolutional networks on a GPU: d2l chapter 5 (one-channel images, SGD)',
+            'about': 'Milliseconds per training step (forward, loss, backward, update) and per '
+                     'inference pass on one GPU; the last two columns are ratios to the '
+                     'fastest PyTorch variant of the row (lower is better).',
+            'headers': HEADERS[:3] + GPU_LABELS + HEADERS[-2:], 'rows': rows, 'notes': notes},
+           args)
+
+
 def main():
     p = parser(__doc__)
-    p.add_argument('--nets', default=','.join(NETWORKS),
-                   help='comma-separated subset of %s' % ','.join(NETWORKS))
-    p.add_argument('--batch', type=int, help='batch size of every network (default %d)'
-                   % DEFAULT_BATCH)
+    p.add_argument('--nets', help='comma-separated subset of %s (default: all; with --gpu %s)'
+                   % (','.join(NETWORKS), GPU_NETS))
+    p.add_argument('--batch', type=int, help='batch size of every network (default %d; with '
+                   '--gpu %d)' % (DEFAULT_BATCH, GPU_BATCH))
+    p.add_argument('--gpu', action='store_true',
+                   help='on the first GPU, against PyTorch eager and torch.compile')
     p.add_argument('--book-batch', action='store_true',
                    help="the book's batch sizes (128; 256 for ResNet and DenseNet)")
     p.add_argument('--quick', action='store_true',
@@ -594,12 +671,14 @@ def main():
     if args.threads:
         # before neomx's first CPU device sets its thread count
         os.environ['NEOMX_CPU_THREADS'] = str(args.threads)
-    names = args.nets.split(',')
+    names = (args.nets or (GPU_NETS if args.gpu else ','.join(NETWORKS))).split(',')
     unknown = set(names) - set(NETWORKS)
     if unknown:
         p.error('unknown network(s) %s; expected some of %s'
                 % (', '.join(sorted(unknown)), ', '.join(NETWORKS)))
     repeat = args.repeat or (3 if args.quick else 5)
+    if args.gpu:
+        return gpu_main(args, names, repeat)
     load_before = '%.2f %.2f %.2f' % os.getloadavg()
     mxnet = (None if args.no_mxnet or not has_mxnet() else
              MXNetProcess(args.cpu_time, args.threads))

@@ -37,3 +37,19 @@ def test_networks_match_their_pytorch_twins(name):
                     if not p.name.endswith(('running_mean', 'running_var')))
     tshapes = sorted(tuple(p.shape) for p in tnet.parameters())
     assert shapes == tshapes
+
+
+def test_device_variants_run_and_make_a_row():
+    """The variants of ``--gpu`` (neomx on the device, PyTorch eager in both memory formats and
+    compiled) run on the CPU too; torch.compile's 'eager' backend keeps the test fast."""
+    variants = bench_cnn.device_variants('resnet', 2, True, 'cpu', compiled='eager')
+    assert list(variants) == bench_cnn.GPU_LABELS
+    times = bench_cnn.measure(variants, 1)
+    assert set(times) == set(bench_cnn.GPU_LABELS)
+    assert all(t > 0 for t in times.values())
+    r = bench_cnn.row('resnet', 'training', 2, times, bench_cnn.GPU_LABELS,
+                      bench_cnn.GPU_LABELS[2:])
+    best = min(times[k] for k in bench_cnn.GPU_LABELS[2:])
+    assert r[:3] == ['ResNet-18 96x96', 'training', 2]
+    assert r[-2] == pytest.approx(times['neomx hybridized'] / best, rel=1e-3)
+    assert len(r) == len(bench_cnn.HEADERS[:3] + bench_cnn.GPU_LABELS + bench_cnn.HEADERS[-2:])
