@@ -868,6 +868,95 @@ def test_profiled_tiny_ops_are_queued_and_traced():
     eng.shutdown()
 
 
+def _interrupt():
+    raise KeyboardInterrupt     # what a Ctrl-C's signal handler raises in the main thread
+
+
+@pytest.mark.parametrize('path', ['naive', 'inline', 'fast', 'waiter'])
+def test_ctrl_c_in_an_operation_run_by_the_main_thread_reaches_the_caller(path):
+    """A KeyboardInterrupt raised while the calling thread runs an operation itself (the naive
+    engine, a tiny operation run at once, queued light operations run by a waiter) is raised to
+    the caller at once, not kept as the operation's error: a DataLoader loop interrupted by
+    Ctrl-C while converting a batch had run on to its end. The operation still completes as
+    failed, so nothing waits on it for ever, and waitall does not raise it a second time."""
+    eng = NaiveEngine() if path == 'naive' else ThreadedEngine()
+    v, later = Var(), Var()
+    try:
+        if path == 'waiter':
+            eng.push(lambda: None, [], [later], mx.cpu(0), 'first')     # starts the worker
+            eng.wait_for_var(later)
+            # light operations do not wake the idle worker: the waiter runs them
+            eng.push(_interrupt, [], [v], mx.cpu(0), 'interrupted',
+                     work=engine_threads.LIGHT_WORK - 1)
+            eng.push(lambda: None, [v], [later], mx.cpu(0), 'after',
+                     work=engine_threads.LIGHT_WORK - 1)
+            with pytest.raises(KeyboardInterrupt):
+                eng.wait_for_var(later)
+        elif path == 'fast':        # the tiny-operation hot path
+            with pytest.raises(KeyboardInterrupt):
+                eng.run_now(lambda x: _interrupt(), torch.zeros(1), None, later, None, v,
+                            'interrupted')
+        else:
+            with pytest.raises(KeyboardInterrupt):
+                eng.push(_interrupt, [], [v], mx.cpu(0), 'interrupted', work=1)
+        with pytest.raises(EngineError, match='interrupted failed: KeyboardInterrupt'):
+            eng.wait_for_var(v)
+        eng.waitall()
+        eng.push(lambda: None, [], [v], mx.cpu(0), 'rewrite')
+        eng.wait_for_var(v)
+        assert v.error is None
+    finally:
+        eng.shutdown()
+
+
+def test_a_keyboard_interrupt_raised_on_a_worker_fails_only_its_operation():
+    eng = ThreadedEngine()
+    v, w = Var(), Var()
+    try:
+        eng.push(_interrupt, [], [v], mx.cpu(0), 'interrupted')          # heavy: the worker's
+        eng.push(lambda: None, [], [w], mx.cpu(0), 'after')
+        eng.wait_for_var(w)                                              # the worker lives on
+        with pytest.raises(EngineError, match='interrupted failed: KeyboardInterrupt'):
+            eng.wait_for_var(v)
+    finally:
+        eng.shutdown()
+
+
+_CTRL_C_LOOP = """
+import sys, time
+import neomx as mx
+x = mx.nd.ones((4,))
+x.wait_to_read()
+print('ready', flush=True)
+start = time.monotonic()
+try:
+    while time.monotonic() - start < 20:
+        for _ in range(1000):
+            y = x + 1           # tiny operations, run by this thread as they are pushed
+    print('ran to the end', flush=True)
+except KeyboardInterrupt:
+    print('interrupted', flush=True)
+"""
+
+
+def test_ctrl_c_stops_a_loop_of_tiny_operations():
+    """Ctrl-C during a loop of tiny operations stops it. The signal's KeyboardInterrupt is
+    raised in whatever the main thread runs, which is mostly the operations themselves; it had
+    been kept as the operation's error, and the loop ran on (half the time)."""
+    import signal
+    for _ in range(3):
+        child = subprocess.Popen([sys.executable, '-c', _CTRL_C_LOOP], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout.readline().startswith('ready')
+            time.sleep(0.2)
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=60)
+        finally:
+            child.kill()
+        assert out.strip() == 'interrupted', (out, err[-3000:])
+
+
 def test_naive_engine_runs_inline_and_defers_errors():
     eng = NaiveEngine()
     v = Var()

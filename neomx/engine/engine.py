@@ -139,14 +139,24 @@ class Engine:
             lock.release()
 
     def _fail(self, writes, name, where, exc):
+        """Fails the operation (``_store``); a KeyboardInterrupt is raised again at once."""
+        self._store(writes, name, where, exc)
+        if isinstance(exc, KeyboardInterrupt):
+            raise exc
+
+    def _store(self, writes, name, where, exc):
+        """Stores ``exc`` on the Vars the failed operation writes, to be raised at the next
+        synchronisation. A KeyboardInterrupt (Ctrl-C: only the main thread gets it, while it
+        runs an operation itself) is raised to the caller at once instead (``_fail``), as the
+        user asked, so waitall does not raise it again."""
         err = exc if isinstance(exc, EngineError) else engine_error(name, where, exc)
         err.__cause__ = exc if err is not exc else exc.__cause__
         for w in writes:
             w.error = err
         err.vars = list(writes)
         self.tainted = True
-        if len(self.errors) < 64:   # the first are the ones waitall reports
-            self.errors.append(err)
+        if len(self.errors) < 64 and not isinstance(exc, KeyboardInterrupt):
+            self.errors.append(err)     # the first are the ones waitall reports
 
     # As in MXNet, an error is raised once: raising it (for one of the Vars it reached, or
     # from waitall) clears it from every Var, so those arrays can be read again.
@@ -298,6 +308,7 @@ class Worker:
         # Whatever fails here fails this operation, which still completes: an exception
         # escaping would end the worker's thread, or leave the operation never done and its
         # waiters blocked for ever.
+        interrupted = None
         try:
             # 0 while no compute worker has set the budget (copies into a device nothing has
             # computed on yet): leave torch's setting alone.
@@ -315,7 +326,12 @@ class Worker:
             else:
                 fn()
         except BaseException as exc:
-            engine._fail(writes, name, where, exc)
+            engine._store(writes, name, where, exc)
+            # Ctrl-C in a waiting main thread that ran the operation: raised once it is done
+            # (the worker's own thread never stops for one)
+            if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is not \
+                    self.thread:
+                interrupted = exc
         # Drop the operation (its closure holds tensors) before it counts as done: a waiter
         # that returns may be the main thread ending the interpreter, and tensors freed by
         # this thread during shutdown abort the process.
@@ -324,6 +340,8 @@ class Worker:
         if seq >= self.wake_at:
             with self._done:
                 self._done.notify_all()
+        if interrupted is not None:
+            raise interrupted
 
     def _run_traced(self, fn, reads, writes, name, where):
         t0 = time.perf_counter_ns()
