@@ -175,7 +175,9 @@ def test_worker_error_keeps_its_type_and_traceback():
 
 
 INTERRUPTED = '''
-import time
+import signal, time
+# as in an interactive program: a process started in the background inherits SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import numpy as np
 from neomx.gluon.data import DataLoader, Dataset
 

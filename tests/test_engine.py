@@ -923,7 +923,9 @@ def test_a_keyboard_interrupt_raised_on_a_worker_fails_only_its_operation():
 
 
 _CTRL_C_LOOP = """
-import sys, time
+import signal, sys, time
+# as in an interactive program: a process started in the background inherits SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import neomx as mx
 x = mx.nd.ones((4,))
 x.wait_to_read()
