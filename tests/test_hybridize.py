@@ -22,6 +22,14 @@ def mlp():
     return net
 
 
+def hybridized_twin(net, twin):
+    """Gives ``twin`` (the same layers, initialised) ``net``'s parameter values and hybridizes
+    it: the two then compute the same thing, imperatively and hybridized."""
+    for p0, p1 in zip(net.collect_params().values(), twin.collect_params().values()):
+        p1.set_data(p0.data())
+    twin.hybridize()
+
+
 def test_outputs_equal_before_and_after_hybridize():
     net = mlp()
     x = nd.random.normal(shape=(3, 5))
@@ -114,9 +122,7 @@ def test_gradients_equal_imperative():
     nets = [mlp(), mlp()]
     for net in nets:
         net(x)                      # finishes the deferred initialisation
-    for p0, p1 in zip(nets[0].collect_params().values(), nets[1].collect_params().values()):
-        p1.set_data(p0.data())
-    nets[1].hybridize()
+    hybridized_twin(*nets)
     grads = []
     for net in nets:
         with autograd.record():
@@ -152,9 +158,7 @@ def test_batchnorm_running_stats_and_dropout_modes():
         net.initialize()
         return net
     a, b = make(), make()
-    for p0, p1 in zip(a.collect_params().values(), b.collect_params().values()):
-        p1.set_data(p0.data())
-    b.hybridize()
+    hybridized_twin(a, b)
     x = nd.random.normal(shape=(8, 3))
     for net in (a, b):
         with autograd.record():
@@ -351,9 +355,7 @@ def test_relu_runs_in_place_only_on_values_nothing_else_reads(layout):
     for net in nets:
         net.initialize(initializer.Xavier())
         net(x)
-    for p0, p1 in zip(nets[0].collect_params().values(), nets[1].collect_params().values()):
-        p1.set_data(p0.data())
-    nets[1].hybridize()
+    hybridized_twin(*nets)
     results = []
     for net in nets:
         with autograd.record():
