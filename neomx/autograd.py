@@ -181,7 +181,12 @@ def _graph(heads):
 def _release(nodes):
     """Releases the graph of ``nodes`` (from ``_graph``) as MXNet's backward does without
     retain_graph: from now on those arrays are constants to later recordings. Returns the
-    function the backward operation calls once torch is done, to drop their torch graphs."""
+    function the backward operation calls once torch is done, to drop their torch graphs.
+    The other results of the operations that made them go too (an RNN's new state beside the
+    output a loss was computed from): MXNet frees an operation's node, all its outputs with it,
+    so a state carried into the next batch is a constant there."""
+    siblings = [s() for v in nodes if v.siblings is not None for s in v.siblings]
+    nodes = list({id(v): v for v in nodes + [s for s in siblings if s is not None]}.values())
     for v in nodes:
         v.leaves = None
         v.parents = RELEASED

@@ -765,3 +765,84 @@ def test_semantics_match_mxnet(mxnet_ref):
     got = json.loads(buf.getvalue().strip().splitlines()[-1])
     for key, value in expected.items():
         assert got[key] == value, key
+
+
+def test_other_results_of_a_released_operation_are_constants(engine):
+    # A backward pass without retain_graph frees each operation of the graph with all its
+    # results, as MXNet frees a node: the result that the loss did not use is a constant in
+    # the next recording (an RNN's state carried into the next batch).
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        a, b = nd.split(x * 1, num_outputs=2, axis=0)
+        y = a * 3
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [3, 0]
+    with ag.record():
+        z = b * 5 + x
+    z.backward()
+    assert x.grad.asnumpy().tolist() == [1, 1]
+    # With retain_graph nothing is freed: the other result still leads back to x.
+    with ag.record():
+        a, b = nd.split(x * 1, num_outputs=2, axis=0)
+        y = a * 3
+    y.backward(retain_graph=True)
+    with ag.record():
+        z = b * 5 + x
+    z.backward()
+    assert x.grad.asnumpy().tolist() == [1, 11]     # b broadcast over both elements
+    # A graph recorded before the release still needs the freed operation: it raises.
+    with ag.record():
+        a, b = nd.split(x * 1, num_outputs=2, axis=0)
+        y = a * 3
+        w = b * 4
+    y.backward()
+    with pytest.raises(mx.MXNetError, match='released'):
+        w.backward()
+
+
+_RNN_ACROSS_BATCHES = '''
+import numpy as onp
+from mxnet import np, npx, gluon, autograd
+from mxnet.gluon import rnn
+npx.set_np()
+rs = onp.random.RandomState(0)
+for hybridize in (False, True):
+    for layer in (rnn.RNN(6, activation='tanh'), rnn.LSTM(6)):
+        layer.initialize()
+        state = layer.begin_state(batch_size=2)
+        layer(np.zeros((5, 2, 3)), state)
+        for p in layer.collect_params().values():
+            p.set_data(np.array(rs.uniform(-0.3, 0.3, p.shape), dtype='float32'))
+        if hybridize:
+            layer.hybridize()
+        trainer = gluon.Trainer(layer.collect_params(), 'sgd', {'learning_rate': 0.5})
+        losses = []
+        for i in range(3):
+            X = np.array(rs.uniform(-1, 1, (5, 2, 3)), dtype='float32')
+            with autograd.record():
+                out, state = layer(X, state)
+                loss = ((out - 0.2) ** 2).mean()
+            loss.backward()
+            for s in state:
+                s.detach()          # as the book writes it: the result is discarded
+            trainer.step(1)
+            losses.append(float(loss))
+        print(' '.join('%.6f' % v for v in losses))
+'''
+
+
+def test_rnn_state_carried_across_batches_matches_mxnet(mxnet_ref):
+    import neomx.numpy  # noqa: F401
+    ref = mxnet_ref(_RNN_ACROSS_BATCHES).split('\n')
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(_RNN_ACROSS_BATCHES.replace('from mxnet import', 'from neomx import')
+                 .replace('from mxnet.gluon', 'from neomx.gluon'), {})
+    finally:
+        mx.util.reset_np()
+    for got, want in zip(out.getvalue().split('\n'), ref):
+        assert np.allclose([float(v) for v in got.split()], [float(v) for v in want.split()],
+                           rtol=1e-4, atol=1e-6), (got, want)
+    assert len(out.getvalue().split('\n')) == len(ref) == 5

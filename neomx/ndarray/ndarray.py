@@ -13,6 +13,7 @@ views: they share the storage (and its Var) of the array they come from, as in M
 >>> b.asnumpy().tolist()   # waits for the result
 [[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]]
 """
+import weakref
 
 import numpy as np
 import torch
@@ -44,9 +45,11 @@ class Storage(Var):
     depends on and the recorded Storages it was computed from, ``RELEASED`` once a backward
     pass has freed its graph). ``leaves`` holds weak references to the marked variables'
     Storages (a marked variable's own set names itself); the ``parents`` chain keeps them alive
-    while a recorded result needs them."""
+    while a recorded result needs them. ``siblings`` holds weak references to the Storages of
+    all the results of the operation that made this one, when it made several: a backward pass
+    releases them together, as MXNet releases an operation's node."""
     __slots__ = ('tensor', 'grad', 'grad_req', 'leaves', 'parents', 'recipe', 'fresh_grad',
-                 'shadow')
+                 'shadow', 'siblings')
 
     def __init__(self, tensor=None):
         self.writer = None
@@ -59,6 +62,7 @@ class Storage(Var):
         self.leaves = None
         self.parents = None
         self.recipe = None
+        self.siblings = None
         self.fresh_grad = False   # set by backward, cleared by the Trainer (stale gradients)
         # Integer arrays are differentiated (as in MXNet) through a float64 copy that torch
         # autograd can follow: set for a marked integer variable and the integer results
@@ -157,9 +161,11 @@ def record_outputs(out_vars, in_vars, leaves, recipe=None):
     ``autograd.get_symbol``). Returns what ``_call`` needs to run the kernel: True, or the
     positions of the inputs outside the graph, whose tensors are cut off from any old graph."""
     parents = tuple(v for v in in_vars if v is not None and getattr(v, 'leaves', None))
+    siblings = tuple(weakref.ref(v) for v in out_vars) if len(out_vars) > 1 else None
     for k, v in enumerate(out_vars):
         v.leaves = leaves
         v.parents = parents
+        v.siblings = siblings
         v.recipe = None if recipe is None else recipe + (k,)
     if len(parents) == len(in_vars):
         return True
