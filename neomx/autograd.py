@@ -22,8 +22,8 @@ import torch
 
 from . import engine as _engine
 from .base import MXNetError, mode
-from .ndarray.ndarray import (RELEASED, NDArray, Storage, _make, graph_tensors, record_outputs,
-                              shadow_tensor, user_line)
+from .ndarray.ndarray import (RELEASED, NDArray, Storage, _make, graph_tensors, in_array_class,
+                              record_outputs, shadow_tensor, user_line)
 from .ops.layout import dense, is_channels_last
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
@@ -333,7 +333,9 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         retain_graph = create_graph
     nodes = _graph(heads)
     where = user_line()
-    outs = [_make(Storage(), v._shape, v._dtype, v._ctx) for v in variables]
+    # each gradient in its variable's class (mx.np.ndarray for an mx.np.ndarray)
+    outs = [in_array_class(_make(Storage(), v._shape, v._dtype, v._ctx), type(v))
+            for v in variables]
     if create_graph:
         leaves = frozenset().union(*[v._var.leaves for v in variables])
         # Their graph is torch's gradient graph; what it reaches of the heads' graph is torch's
@@ -472,7 +474,8 @@ class Function:
         if not leaves:
             return outputs
         func = self
-        results = [_make(Storage(), o._shape, o._dtype, o._ctx) for o in outs]
+        results = [in_array_class(_make(Storage(), o._shape, o._dtype, o._ctx), type(o))
+                   for o in outs]
         rec = record_outputs([r._var for r in results], [x._var for x in inputs], leaves)
         where = user_line()
 
@@ -485,7 +488,8 @@ class Function:
             def backward(ctx, *gouts):
                 from .ndarray.ndarray import from_tensor
                 with pause():
-                    gin = func.backward(*[from_tensor(g.detach().contiguous(), o._ctx)
+                    gin = func.backward(*[in_array_class(from_tensor(g.detach().contiguous(),
+                                                                     o._ctx), type(o))
                                           for g, o in zip(gouts, outs)])
                 gin = [gin] if isinstance(gin, NDArray) else list(gin)
                 return tuple(g._data().detach() for g in gin)

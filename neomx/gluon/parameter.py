@@ -24,7 +24,8 @@ from .. import autograd, initializer, ndarray
 from ..base import MXNetError, dtype_name
 from ..context import Context, cpu, current_context
 from ..ndarray import NDArray
-from ..util import is_np_array, is_np_shape
+from ..ndarray.ndarray import array_class, in_array_class, new_array
+from ..util import is_np_shape
 
 __all__ = ['DeferredInitializationError', 'Parameter', 'Constant', 'ParameterDict',
            'tensor_types']
@@ -339,7 +340,8 @@ class Parameter:
         with autograd.pause():
             if data is None:
                 # Drawn on cpu(0), then copied to each context: every copy starts equal.
-                data = ndarray.zeros(self._shape, dtype=dtype_name(self.dtype), ctx=cpu())
+                data = in_array_class(ndarray.zeros(self._shape, dtype=dtype_name(self.dtype),
+                                                    ctx=cpu()))
                 initializer.create(default_init)(
                     initializer.InitDesc(self.name, {'__init__': init}), data)
             self._init_impl(data, ctx)
@@ -348,7 +350,7 @@ class Parameter:
         """Sets the copies (and gradient buffers) from ``data``."""
         self._ctx_list = list(ctx_list)
         self._ctx_map = {c: i for i, c in enumerate(self._ctx_list)}
-        if is_np_array():       # under NumPy array semantics parameters are mx.np.ndarray
+        if array_class() is not NDArray:    # under NumPy semantics parameters are mx.np.ndarray
             if self._stype != 'default':
                 raise ValueError("mxnet.numpy.zeros does not support stype = %s" % self._stype)
             data = data.as_np_ndarray()
@@ -362,12 +364,10 @@ class Parameter:
         if self.grad_req == 'null':
             self._grad = None
             return
-        if is_np_array() and self._grad_stype != 'default':
+        if array_class() is not NDArray and self._grad_stype != 'default':
             raise ValueError("mxnet.numpy.zeros does not support stype = %s" % self._grad_stype)
-        self._grad = [ndarray.zeros(d.shape, dtype=d.dtype, ctx=d.context,
-                                    stype=self._grad_stype) for d in self._data]
-        if is_np_array():
-            self._grad = [g.as_np_ndarray() for g in self._grad]
+        self._grad = in_array_class([ndarray.zeros(d.shape, dtype=d.dtype, ctx=d.context,
+                                                   stype=self._grad_stype) for d in self._data])
         autograd.mark_variables(self._data, self._grad, self.grad_req)
 
     def _reduce(self):
@@ -513,7 +513,7 @@ class Constant(Parameter):
 
     def __init__(self, name, value):
         if not isinstance(value, NDArray):
-            value = ndarray.array(value)
+            value = new_array(value)
         self.value = value
         super().__init__(name, grad_req='null', shape=value.shape, dtype=value.dtype,
                          init=initializer.Constant(value.asnumpy()))
@@ -751,5 +751,5 @@ class ParameterDict:
 # Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
 from .. import context, symbol  # noqa: E402,F401
 from ..base import mx_real_t  # noqa: E402,F401
-from ..util import is_np_shape  # noqa: E402,F401
+from ..util import is_np_array, is_np_shape  # noqa: E402,F401
 from .utils import _brief_print_list, _indent, shape_is_known  # noqa: E402,F401

@@ -20,7 +20,7 @@ from .. import engine as _engine
 from .. import ndarray as nd
 from ..base import MXNetError
 from ..ndarray import NDArray
-from ..ndarray.ndarray import empty_like_spec, user_line
+from ..ndarray.ndarray import empty_like_spec, new_array, user_line
 from .data._download import check_sha1 as _check_sha1, fetch as _fetch, repo_url as _repo_url
 
 __all__ = ['split_data', 'split_and_load', 'clip_global_norm', 'check_sha1', 'download',
@@ -54,8 +54,8 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
 
 
 def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
-    """Splits ``data`` (an NDArray or anything ``nd.array`` takes) into one slice per context
-    of ``ctx_list`` and copies each slice there.
+    """Splits ``data`` (an NDArray or anything ``nd.array`` takes; ``mx.np.array`` under NumPy
+    semantics) into one slice per context of ``ctx_list`` and copies each slice there.
 
     >>> import neomx as mx
     >>> from neomx.gluon.utils import split_and_load
@@ -64,7 +64,7 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
     ['cpu(0)', 'cpu(1)']
     """
     if not isinstance(data, NDArray):
-        data = nd.array(data, ctx=ctx_list[0])
+        data = new_array(data, ctx=ctx_list[0])
     if len(ctx_list) == 1:
         return [data.as_in_context(ctx_list[0])]
     slices = split_data(data, len(ctx_list), batch_axis, even_split)

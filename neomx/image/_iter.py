@@ -8,6 +8,7 @@ from .. import ndarray as nd
 from .. import recordio
 from ..base import numeric_types
 from ..io import DataBatch, DataDesc, DataIter
+from ..ndarray.ndarray import in_array_class, new_array
 from .image import CreateAugmenter, imdecode
 
 __all__ = ['ImageIter']
@@ -74,17 +75,17 @@ class ImageIter(DataIter):
                     if fields == ['']:
                         continue
                     key = int(fields[0])
-                    self.imglist[key] = (nd.array(fields[1:-1], dtype=dtype), fields[-1])
+                    self.imglist[key] = (new_array(fields[1:-1], dtype=dtype), fields[-1])
                     keys.append(key)
         elif isinstance(imglist, list):
             self.imglist, keys = {}, []
             for n, item in enumerate(imglist, 1):
                 if len(item) > 2:
-                    label = nd.array(item[:-1], dtype=dtype)
+                    label = new_array(item[:-1], dtype=dtype)
                 elif isinstance(item[0], numeric_types):
-                    label = nd.array([item[0]], dtype=dtype)
+                    label = new_array([item[0]], dtype=dtype)
                 else:
-                    label = nd.array(item[0], dtype=dtype)
+                    label = new_array(item[0], dtype=dtype)
                 self.imglist[str(n)] = (label, item[-1])
                 keys.append(str(n))
         else:
@@ -191,7 +192,7 @@ class ImageIter(DataIter):
         if self._cache_data is not None:   # the examples carried over by 'roll_over'
             batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
         else:
-            batch_data = nd.zeros((self.batch_size,) + self.data_shape)
+            batch_data = in_array_class(nd.zeros((self.batch_size,) + self.data_shape))
             batch_label = self._new_label()
             i = self._batchify(batch_data, batch_label)
         pad = self.batch_size - i
@@ -211,7 +212,7 @@ class ImageIter(DataIter):
 
     def _new_label(self):
         """The label array of a new batch (its contents are written by ``_batchify``)."""
-        return nd.empty(self.provide_label[0][1])
+        return in_array_class(nd.empty(self.provide_label[0][1]))
 
     def check_data_shape(self, data_shape):
         """Checks that ``data_shape`` is (3, height, width)."""

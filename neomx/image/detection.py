@@ -24,6 +24,7 @@ import numpy as np
 from .. import ndarray as nd
 from ..base import numeric_types
 from ..io import DataBatch, DataDesc
+from ..ndarray.ndarray import new_array
 from ._iter import ImageIter
 from .image import (Augmenter, CastAug, ColorJitterAug, ColorNormalizeAug, ForceResizeAug,
                     HueJitterAug, LightingAug, RandomGrayAug, ResizeAug, copyMakeBorder,
@@ -489,7 +490,7 @@ class ImageDetIter(ImageIter):
                     continue
                 batch_data[i] = self.postprocess_data(data)
                 n = label.shape[0]
-                batch_label[i][0:n] = nd.array(label)
+                batch_label[i][0:n] = new_array(label)
                 if n < batch_label[i].shape[0]:
                     batch_label[i][n:] = -1
                 i += 1

@@ -1,6 +1,7 @@
 """Reading, decoding and augmenting images, as MXNet's ``mx.image``.
 
-Images are HWC NDArrays (``uint8`` as decoded, RGB unless asked for BGR). Resizing follows
+Images are HWC NDArrays (``uint8`` as decoded, RGB unless asked for BGR; ``mx.np.ndarray``
+under NumPy semantics, as in MXNet). Resizing follows
 OpenCV's ``cv2.resize`` (pixel-centre sampling; ``interp`` 0 nearest, 1 bilinear, 2 bicubic,
 3 area, 4 Lanczos, 9 chosen from the sizes, 10 random), decoding uses Pillow (the extra
 ``neomx[image]``).
@@ -25,7 +26,7 @@ import torch
 
 from ..base import MXNetError, numeric_types
 from .. import ndarray as nd
-from ..ndarray.ndarray import from_tensor
+from ..ndarray.ndarray import from_tensor, in_array_class, new_array
 from . import _codec
 
 __all__ = ['imread', 'imdecode', 'imresize', 'scale_down', 'copyMakeBorder', 'resize_short',
@@ -38,7 +39,7 @@ __all__ = ['imread', 'imdecode', 'imresize', 'scale_down', 'copyMakeBorder', 're
 
 
 def _to_nd(array, out=None, ctx=None):
-    result = nd.array(array, dtype=array.dtype, ctx=ctx)
+    result = new_array(array, dtype=array.dtype, ctx=ctx)
     if out is None:
         return result
     if out.shape != result.shape:
@@ -253,7 +254,7 @@ def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
     scales so that no padding shows, ``zoom_out`` so that the whole image does."""
     if zoom_in and zoom_out:
         raise ValueError("`zoom_in` and `zoom_out` cannot be both True")
-    if src.dtype is not np.float32:
+    if np.dtype(src.dtype) != np.float32:
         raise TypeError("Only `float32` images are supported by this function")
     single = src.ndim == 3
     if single:
@@ -275,7 +276,8 @@ def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
     images = images.unsqueeze(0) if single else images
     out = _rotate(images.cpu(), degrees * (np.pi / 180), zoom_in, zoom_out)
     out = out[0] if single else out
-    return from_tensor(out.to(images.device).contiguous(), src.context)
+    return in_array_class(from_tensor(out.to(images.device).contiguous(), src.context),
+                          type(src))
 
 
 def random_rotate(src, angle_limits, zoom_in=False, zoom_out=False):

@@ -37,7 +37,7 @@ from ..base import MXNetError, dtype_flag, dtype_name, dtype_np, dtype_torch, mo
 from ..engine.engine import _local as _engine_local
 from ..ops import registry
 from ..ops.registry import ShapeError
-from .ndarray import from_tensor
+from .ndarray import array_class, from_tensor, in_array_class
 
 __all__ = ['CustomOp', 'CustomOpProp', 'register', 'registered', 'get_prop']
 
@@ -128,6 +128,7 @@ class CustomOpProp:
 _PROPS = {}         # op_type -> CustomOpProp subclass
 _INSTANCES = {}     # (op_type, attribute items) -> property instance
 _OPERATORS = {}     # (property key, device, shapes, dtypes) -> CustomOp instance
+_ARRAY_CLASS = {}   # name -> the class of the arrays its body gets
 _lock = threading.Lock()
 
 
@@ -140,6 +141,9 @@ def register(reg_name):
                              "got %r" % (reg_name, prop_cls))
         with _lock:
             _PROPS[reg_name] = prop_cls
+            # The operator's body gets arrays of the class in force where it is registered
+            # (mx.np.ndarray under NumPy semantics), as in MXNet.
+            _ARRAY_CLASS[reg_name] = array_class()
             for key in [k for k in _INSTANCES if k[0] == reg_name]:
                 del _INSTANCES[key]
             for key in [k for k in _OPERATORS if k[0][0] == reg_name]:
@@ -278,8 +282,8 @@ def _profiled(name):
     return custom_operator_scope(name)
 
 
-def _wrap(tensors):
-    return [from_tensor(t.detach()) for t in tensors]
+def _wrap(tensors, cls, detach=True):
+    return [in_array_class(from_tensor(t.detach() if detach else t), cls) for t in tensors]
 
 
 def _results(arrays):
@@ -313,11 +317,12 @@ def _forward(state, tensors):
     prop = get_prop(attrs)
     op = _operator(prop, attrs, tensors)
     device = tensors[0].device if tensors else None
+    cls = _ARRAY_CLASS.get(attrs['op_type'])
     with _Inline(is_train), _profiled(attrs['op_type']):
-        in_data = _wrap(tensors[:n])
-        aux = [from_tensor(t) for t in tensors[n:]]      # written in place
-        out_data = [from_tensor(torch.zeros(s, dtype=dtype_torch(d), device=device))
-                    for s, d in zip(out_shapes, out_dtypes)]
+        in_data = _wrap(tensors[:n], cls)
+        aux = _wrap(tensors[n:], cls, detach=False)      # written in place
+        out_data = _wrap([torch.zeros(s, dtype=dtype_torch(d), device=device)
+                          for s, d in zip(out_shapes, out_dtypes)], cls)
         op.forward(is_train=is_train, req=['write'] * len(out_data), in_data=in_data,
                    out_data=out_data, aux=aux)
         outs = _results(out_data)
@@ -329,13 +334,14 @@ def _backward(state, tensors, outs, out_grads, needs):
     attrs, is_train, _, _, n = state
     prop = get_prop(attrs)
     op = _operator(prop, attrs, tensors)
+    cls = _ARRAY_CLASS.get(attrs['op_type'])
     with _Inline(is_train), _profiled('_backward_' + attrs['op_type']):
-        in_data = _wrap(tensors[:n])
-        aux = [from_tensor(t) for t in tensors[n:]]
-        out_data = _wrap(outs)
+        in_data = _wrap(tensors[:n], cls)
+        aux = _wrap(tensors[n:], cls, detach=False)
+        out_data = _wrap(outs, cls)
         out_grad = _wrap([g if g is not None else torch.zeros_like(o)
-                          for g, o in zip(out_grads, outs)])
-        in_grad = [from_tensor(torch.zeros_like(t)) for t in tensors[:n]]
+                          for g, o in zip(out_grads, outs)], cls)
+        in_grad = _wrap([torch.zeros_like(t) for t in tensors[:n]], cls)
         op.backward(req=['write' if k else 'null' for k in needs[:n]], out_grad=out_grad,
                     in_data=in_data, out_data=out_data, in_grad=in_grad, aux=aux)
         grads = _results(in_grad)

@@ -25,6 +25,7 @@ from ..engine import Var
 from ..ops import registry
 from ..ops.layout import dense, is_dense, row_major as _strides
 from ..ops.registry import ShapeError
+from ..util import is_np_array as _is_np_array
 from . import one_element as _one_element
 
 __all__ = ['NDArray', 'Storage', 'invoke', 'push_write', 'from_tensor', 'empty_like_spec',
@@ -136,6 +137,76 @@ def from_tensor(tensor, ctx=None):
         ctx = _ctx_of_tensor(tensor)
     tensor = dense(tensor)
     return _make(Storage(tensor), tuple(tensor.shape), dtype_name(tensor.dtype), ctx)
+
+
+# -- the caller's array class ---------------------------------------------------------------
+#
+# mx.np.ndarray subclasses NDArray, so this module cannot name it: neomx.numpy registers its
+# module here when it is imported (``_numpy.ndarray``, ``_numpy.array``).
+_numpy = None
+
+
+def array_class():
+    """The class of the arrays the calling code works with: ``mx.np.ndarray`` under NumPy
+    array semantics (``npx.set_np()``, ``use_np``, ``util.np_array()``), else ``NDArray``.
+
+    Every array that neomx makes for its caller out of something other than arrays (a file,
+    NumPy data, numbers, a shape: a dataset's samples, ``image.imread``, the array an
+    initializer fills, a DataLoader's batches, an RNN's begin state) has this class, as in
+    MXNet; an operator's results take the class of its inputs instead. ``nd.*`` functions
+    called by name stay legacy.
+
+    >>> import neomx as mx
+    >>> array_class().__name__
+    'NDArray'
+    >>> with mx.util.np_array(True):
+    ...     array_class().__module__
+    'mxnet.numpy'
+    """
+    if _numpy is not None and _is_np_array():
+        return _numpy.ndarray
+    return NDArray
+
+
+def in_array_class(x, cls=None):
+    """``x`` (an NDArray, or a list, tuple or dict of them, nested) with its legacy NDArrays
+    given the class ``cls`` (default ``array_class()``; another class than ``mx.np.ndarray``
+    changes nothing) over the same storage: for arrays that neomx's legacy functions made on
+    behalf of code working with ``cls``. Other arrays (``mx.np.ndarray``, sparse arrays) and
+    other objects are returned as they are."""
+    if cls is None:
+        cls = array_class()
+    if _numpy is None or cls is not _numpy.ndarray:
+        return x
+    if x.__class__ is NDArray:
+        out = _make(x._var, x._shape, x._dtype, x._ctx, x._view)
+        out.__class__ = cls
+        return out
+    if isinstance(x, (list, tuple)):
+        items = [in_array_class(v, cls) for v in x]
+        return items if type(x) is list else (tuple(items) if type(x) is tuple
+                                              else type(x)(*items))
+    if isinstance(x, dict):
+        return {k: in_array_class(v, cls) for k, v in x.items()}
+    return x
+
+
+def new_array(source, ctx=None, dtype=None):
+    """A copy of ``source`` (NumPy data, a list, a number) in ``array_class()``, by that
+    class's rules: ``mx.np.array`` (a NumPy array keeps its dtype; float32 otherwise), else
+    ``nd.array`` (float32 unless ``dtype`` is given).
+
+    >>> import numpy as onp, neomx as mx
+    >>> new_array(onp.arange(3)).dtype
+    <class 'numpy.float32'>
+    >>> with mx.util.np_array(True):
+    ...     new_array(onp.arange(3)).dtype
+    dtype('int64')
+    """
+    if array_class() is not NDArray:
+        return _numpy.array(source, dtype=dtype, ctx=ctx)
+    from .creation import array
+    return array(source, ctx=ctx, dtype=dtype)
 
 
 def _ctx_of_tensor(t):

@@ -18,6 +18,7 @@ dtype('bool')
 [5.0, 4.0, 3.0]
 """
 import numbers
+import sys
 
 import numpy as onp
 import torch
@@ -577,6 +578,7 @@ def _as_np_ndarray(self):
 
 
 NDArray.as_np_ndarray = _as_np_ndarray
+_ndm._numpy = sys.modules[__name__]     # ndarray.array_class() names ndarray from now on
 
 
 # -- creation -----------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import zipfile
 import numpy as np
 
 from ... import ndarray as nd
+from ...ndarray.ndarray import in_array_class, new_array
 from ...base import MXNetError, data_dir
 from . import vocab
 
@@ -177,11 +178,11 @@ class _TokenEmbedding(vocab.Vocabulary):
         vecs = np.zeros((len(self._idx_to_token), vec_len), dtype=np.float32)
         if rows:
             vecs[len(self._idx_to_token) - len(rows):] = np.asarray(rows, dtype=np.float32)
-        self._idx_to_vec = nd.array(vecs)
+        self._idx_to_vec = new_array(vecs)       # mx.np.ndarray under NumPy semantics
         if loaded_unknown is not None:
-            self._idx_to_vec[0] = nd.array(loaded_unknown)
+            self._idx_to_vec[0] = new_array(loaded_unknown)
         else:
-            self._idx_to_vec[0] = init_unknown_vec(shape=vec_len)
+            self._idx_to_vec[0] = in_array_class(init_unknown_vec(shape=vec_len))
 
     def _index_tokens_from_vocabulary(self, vocabulary):
         self._token_to_idx = dict(vocabulary.token_to_idx)

@@ -35,7 +35,8 @@ from ... import ndarray as nd
 from ...base import MXNetError
 from ...context import cpu, cpu_pinned, num_gpus
 from ...ndarray import NDArray
-from ...ndarray.ndarray import from_tensor
+from ...ndarray.ndarray import from_tensor, in_array_class, new_array
+from ...util import is_np_array, is_np_shape, set_np
 from . import sampler as _sampler
 
 __all__ = ['DataLoader', 'default_batchify_fn', 'default_mp_batchify_fn']
@@ -44,7 +45,7 @@ __all__ = ['DataLoader', 'default_batchify_fn', 'default_mp_batchify_fn']
 def default_batchify_fn(data):
     """Merges a list of samples into a batch: NDArrays are stacked, tuples are batched
     element by element (giving a list), anything else goes through ``numpy.asarray`` into an
-    NDArray of the same dtype.
+    NDArray of the same dtype. Batches are ``mx.np.ndarray`` under NumPy semantics.
 
     >>> import numpy as np
     >>> x, y = default_batchify_fn([(np.zeros(3), 1), (np.ones(3), 2)])
@@ -53,11 +54,11 @@ def default_batchify_fn(data):
     """
     first = data[0]
     if isinstance(first, NDArray):
-        return nd.stack(*data)
+        return in_array_class(nd.stack(*data))
     if isinstance(first, tuple):
         return [default_batchify_fn(list(field)) for field in zip(*data)]
     data = np.asarray(data)
-    return nd.array(data, dtype=data.dtype)
+    return new_array(data, dtype=data.dtype)
 
 
 # MXNet batches into shared memory in its workers; here the batch travels back as NumPy
@@ -74,19 +75,22 @@ def _as_in_context(data, ctx):
 
 
 class _Host:
-    """An NDArray sent from a worker process: its values as a NumPy array."""
-    __slots__ = ('array',)
+    """An NDArray sent from a worker process: its values as a NumPy array, and whether it
+    was an ``mx.np.ndarray``."""
+    __slots__ = ('array', 'np_array')
 
-    def __init__(self, array):
+    def __init__(self, array, np_array=False):
         self.array = array
+        self.np_array = np_array
 
     def __reduce__(self):
-        return (_Host, (self.array,))
+        return (_Host, (self.array, self.np_array))
 
 
 def _to_host(batch):
     if isinstance(batch, NDArray):
-        return _Host(batch.asnumpy())
+        return _Host(batch.asnumpy(), batch.__class__ is not NDArray and
+                     isinstance(batch, _np_class()))
     if isinstance(batch, (list, tuple)):
         return type(batch)(_to_host(b) for b in batch)
     if isinstance(batch, dict):
@@ -98,11 +102,10 @@ def _from_host(batch, pin):
     """Wraps the NumPy arrays of a worker's batch into NDArrays, sharing their memory."""
     if isinstance(batch, _Host):
         t = torch.from_numpy(batch.array)
-        if pin is None:
-            return from_tensor(t, cpu(0))
-        if num_gpus():
+        if pin is not None and num_gpus():
             t = t.pin_memory()
-        return from_tensor(t, pin)
+        out = from_tensor(t, cpu(0) if pin is None else pin)
+        return in_array_class(out, _np_class()) if batch.np_array else out
     if isinstance(batch, (list, tuple)):
         return type(batch)(_from_host(b, pin) for b in batch)
     if isinstance(batch, dict):
@@ -117,9 +120,24 @@ def _from_host(batch, pin):
 # (multiprocessing.Pool.terminate can hang forever on a lock of its shared task queue), and
 # the parent learns of a dead worker from its process sentinel at once.
 
+def _np_class():
+    from ...numpy import ndarray
+    return ndarray
+
+
+def _np_state():
+    """The NumPy semantics in force, which a loader's workers take from the code creating
+    it (thread-local state that neither threads nor spawned processes inherit)."""
+    return is_np_shape(), is_np_array()
+
+
 def _thread_worker_fn(samples, batchify_fn, dataset):
     """Makes one batch in a worker thread."""
     return batchify_fn([dataset[i] for i in samples])
+
+
+def _thread_setup(np_shape, np_array):
+    set_np(shape=np_shape, array=np_array)
 
 
 def _import_meta_kernels():
@@ -145,8 +163,9 @@ class _WorkerTraceback(Exception):
         return '\n\n"""\n%s"""' % self.args[0]
 
 
-def _worker_setup(seed):
+def _worker_setup(seed, np_state):
     """Runs first in each worker process."""
+    set_np(*np_state)
     # The parent's engine threads do not exist in a forked child: run operations inline, on
     # one thread, since the workers already use the cores between them.
     os.environ['NEOMX_CPU_THREADS'] = '1'
@@ -173,13 +192,13 @@ def _portable(exc):
     return exc, text
 
 
-def _worker_loop(conn, others, dataset, batchify_fn, seed, parent):
+def _worker_loop(conn, others, dataset, batchify_fn, seed, parent, np_state):
     """A worker process: makes the batches asked for on ``conn`` until told to stop, the
     parent closes its end, or the parent is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to handle
     for c in others:        # the parent's ends of other pipes, inherited by the fork
         c.close()
-    _worker_setup(seed)
+    _worker_setup(seed, np_state)
     while True:
         try:
             # A timeout, so that a worker whose parent died exits even while another process
@@ -251,7 +270,7 @@ class _WorkerPool:
     the least busy worker, ``get`` waits for that batch; results of passes that were dropped
     are discarded as they arrive."""
 
-    def __init__(self, num_workers, dataset, batchify_fn):
+    def __init__(self, num_workers, dataset, batchify_fn, np_state):
         # Forking copies the arrays as they are: finish the operations that write them first.
         nd.waitall()
         _import_meta_kernels()
@@ -272,7 +291,8 @@ class _WorkerPool:
                 ours, theirs = ctx.Pipe()
                 p = ctx.Process(target=_worker_loop, name='DataLoader worker %d' % i,
                                 args=(theirs, self._conns + [ours], dataset, batchify_fn,
-                                      (base_seed + 7919 * (i + 1)) % (1 << 31), os.getpid()),
+                                      (base_seed + 7919 * (i + 1)) % (1 << 31), os.getpid(),
+                                      np_state),
                                 daemon=True)
                 p.start()
                 theirs.close()
@@ -500,6 +520,7 @@ class DataLoader:
         self._num_workers = num_workers if num_workers >= 0 else 0
         self._prefetch = max(0, int(prefetch) if prefetch is not None else 2 * self._num_workers)
         self._batchify_fn = default_batchify_fn if batchify_fn is None else batchify_fn
+        self._np_state = _np_state()      # the workers make batches in the creator's semantics
         self._worker_pool = None
         if self._num_workers > 0:
             self._worker_pool = self._start_pool()
@@ -510,8 +531,9 @@ class DataLoader:
 
     def _start_pool(self):
         if self._thread_pool:
-            return multiprocessing.pool.ThreadPool(self._num_workers)
-        return _WorkerPool(self._num_workers, self._dataset, self._batchify_fn)
+            return multiprocessing.pool.ThreadPool(self._num_workers, _thread_setup,
+                                                   self._np_state)
+        return _WorkerPool(self._num_workers, self._dataset, self._batchify_fn, self._np_state)
 
     def _prefetch_iter(self):
         if self._num_workers == 0:
@@ -567,7 +589,6 @@ from multiprocessing.queues import Queue as _MPQueue, SimpleQueue as _MPSimpleQu
 from multiprocessing.reduction import ForkingPickler  # noqa: E402
 
 from ... import context, io  # noqa: E402,F401
-from ...util import is_np_array, is_np_shape, set_np  # noqa: E402,F401
 
 
 class DataLoaderV1(DataLoader):

@@ -16,6 +16,7 @@ import os
 from ... import recordio
 from ...base import MXNetError
 from ...ndarray import NDArray
+from ...ndarray.ndarray import array_class, new_array
 
 __all__ = ['Dataset', 'SimpleDataset', 'ArrayDataset', 'RecordFileDataset']
 
@@ -244,6 +245,13 @@ class _DownloadedDataset(Dataset):
 
     def _get_data(self):
         raise NotImplementedError
+
+    def _keep(self, data, label):
+        """Keeps the samples read (NumPy arrays) as MXNet's datasets do, in the class of the
+        code creating the dataset: the images an NDArray and the labels a NumPy array, or both
+        ``mx.np.ndarray`` under NumPy semantics."""
+        self._data = new_array(data, dtype=data.dtype)
+        self._label = label if array_class() is NDArray else new_array(label, dtype=label.dtype)
 
 
 # Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)

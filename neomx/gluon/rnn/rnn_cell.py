@@ -16,6 +16,7 @@ output of step 2 of cell ``rnn_`` is ``rnn_t2_out``), so symbols and ``.params``
 from ... import ndarray, symbol
 from ...base import MXNetError, numeric_types
 from ...ndarray import NDArray
+from ...ndarray.ndarray import in_array_class
 from ...symbol import Symbol
 from ..block import Block, HybridBlock
 from ..utils import _indent
@@ -163,7 +164,7 @@ class RecurrentCell(Block):
             info = dict(info or {}, **kwargs)
             states.append(func(name='%sbegin_state_%d' % (self._prefix, self._init_counter),
                                **info))
-        return states
+        return in_array_class(states)      # mx.np.ndarray under NumPy semantics
 
     def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None,
                valid_length=None):

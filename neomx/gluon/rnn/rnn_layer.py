@@ -17,6 +17,7 @@ import re
 from ... import ndarray, symbol
 from ...base import MXNetError
 from ...ndarray import NDArray
+from ...ndarray.ndarray import in_array_class
 from ...ops.rnn import GATES, rnn_param_layout
 from ...symbol import Symbol
 from ..block import HybridBlock
@@ -152,7 +153,7 @@ class _RNNLayer(HybridBlock):
         for i, info in enumerate(self.state_info(batch_size)):
             info = dict(info or {}, **kwargs)
             states.append(func(name='%sh0_%d' % (self.prefix, i), **info))
-        return states
+        return in_array_class(states)      # mx.np.ndarray under NumPy semantics
 
     def __call__(self, inputs, states=None, sequence_length=None, **kwargs):
         """``layer(inputs)`` gives the outputs; ``layer(inputs, states)`` gives ``(outputs,

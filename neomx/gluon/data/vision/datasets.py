@@ -6,7 +6,8 @@ Each looks for its files in ``root`` (default ``~/.mxnet/datasets/<name>``, or u
 is there, and otherwise raises an error naming the folder and the files it needs.
 
 A sample is ``(image, label)``: the image an HWC ``uint8`` NDArray, the label an ``int32``
-NumPy scalar; ``transform(image, label)`` is applied when given.
+NumPy scalar (both ``mx.np.ndarray`` for a dataset created under NumPy semantics, as in
+MXNet); ``transform(image, label)`` is applied when given.
 
 >>> import os, tempfile
 >>> from neomx.gluon.data.vision import FashionMNIST
@@ -26,7 +27,6 @@ import warnings
 import numpy as np
 
 from .... import image, recordio
-from .... import ndarray as nd
 from ....base import MXNetError
 from .._download import data_dir, fetch, repo_url
 from ..dataset import Dataset, RecordFileDataset, _DownloadedDataset
@@ -104,8 +104,7 @@ class MNIST(_DownloadedDataset):
         if len(data) != len(label):
             raise MXNetError("%s: %s holds %d images but %s holds %d labels"
                              % (type(self).__name__, data_file, len(data), label_file, len(label)))
-        self._data = nd.array(data[..., None], dtype=np.uint8)
-        self._label = label
+        self._keep(data[..., None].astype(np.uint8, copy=False), label)
 
 
 class FashionMNIST(MNIST):
@@ -210,8 +209,7 @@ class CIFAR10(_DownloadedDataset):
         kind, paths = found
         read = self._read_bin if kind == 'bin' else self._read_py
         data, label = zip(*(read(p) for p in paths))
-        self._data = nd.array(np.concatenate(data), dtype=np.uint8)
-        self._label = np.concatenate(label)
+        self._keep(np.concatenate(data).astype(np.uint8, copy=False), np.concatenate(label))
 
     def _extract(self, path):
         try:
@@ -382,6 +380,7 @@ class ImageFolderDataset(Dataset):
 
 # Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
 from .... import base  # noqa: E402,F401
+from .... import ndarray as nd  # noqa: E402,F401
 from ....util import is_np_array  # noqa: E402,F401
 from .. import dataset  # noqa: E402,F401
 
