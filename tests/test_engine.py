@@ -975,9 +975,11 @@ def test_naive_engine_runs_inline_and_defers_errors():
 @pytest.fixture
 def cores(monkeypatch):
     """``cores(n)`` makes the engine see ``n`` cores, with no thread count set in the
-    environment; torch's thread count is restored afterwards."""
+    environment and the cores never contended (this machine's load leaves the count alone);
+    torch's thread count is restored afterwards."""
     monkeypatch.delenv('NEOMX_CPU_THREADS', raising=False)
     monkeypatch.delenv('OMP_NUM_THREADS', raising=False)
+    monkeypatch.setattr(engine_threads, 'CONTENDED_WAIT', 0)
     before = torch.get_num_threads()
     yield lambda n: monkeypatch.setattr(engine_threads, 'cpu_budget', lambda: n)
     torch.set_num_threads(before)
@@ -1029,6 +1031,129 @@ def test_neomx_cpu_threads_override_in_fresh_process():
         print(json.dumps([first, second, torch.get_num_threads(), float(y)]))
     ''', env={'NEOMX_CPU_THREADS': '3', 'OMP_NUM_THREADS': '1'})
     assert out == [3, 3, 3, 64.0 ** 3]
+
+
+class _FakeSchedstat:
+    """Stands for ``threads.run_queue_wait``: each reading adds ``wakeups`` wake-ups that waited
+    ``wait_us`` microseconds each."""
+
+    def __init__(self, wait_us, wakeups=10):
+        self.wait_us, self.wakeups = wait_us, wakeups
+        self.total = [0, 0]
+
+    def __call__(self):
+        self.total[0] += int(self.wait_us * 1000) * self.wakeups
+        self.total[1] += self.wakeups
+        return tuple(self.total)
+
+
+def test_load_probe_verdicts(monkeypatch):
+    """The cores count as contended when a thread waits for one more than CONTENDED_WAIT
+    microseconds per wake-up, as free below a quarter of it; in between, or over too few
+    wake-ups, the verdict stays."""
+    monkeypatch.setattr(engine_threads, 'CONTENDED_WAIT', 1000)
+    fake = _FakeSchedstat(5000)
+    monkeypatch.setattr(engine_threads, 'run_queue_wait', fake)
+    budget = engine_threads.ThreadBudget()
+    probe = engine_threads.LoadProbe(budget)
+    probe.sample()
+    assert budget.contended and probe.next > time.monotonic()
+    fake.wait_us = 500                      # between a quarter and the whole: unchanged
+    probe.sample()
+    assert budget.contended
+    fake.wait_us, fake.wakeups = 10, 2      # too few wake-ups to tell: unchanged
+    probe.sample()
+    assert budget.contended
+    fake.wakeups = 10
+    probe.sample()
+    assert not budget.contended
+    fake.wait_us = 500
+    probe.sample()
+    assert not budget.contended
+
+
+def test_for_work_is_one_thread_while_contended(cores):
+    cores(4)
+    budget = engine_threads.ThreadBudget()
+    assert budget.for_work(None) == 0           # no CPU device in use: torch's setting stays
+    budget.use_device(mx.cpu(0))
+    assert budget.for_work(None) == 4 and budget.for_work(engine_threads.PARALLEL_WORK) == 4
+    assert budget.for_work(engine_threads.PARALLEL_WORK - 1) == 1
+    budget.contended = True
+    assert budget.for_work(None) == 1 and budget.for_work(1 << 30) == 1
+    budget.fixed = True                         # NEOMX_CPU_THREADS: the count stays
+    assert budget.for_work(None) == 4
+
+
+def test_worker_runs_kernels_on_one_thread_while_the_cores_are_contended(cores, monkeypatch):
+    """A CPU worker's thread measures how long it waits for a core (threads.LoadProbe); while
+    that says the cores are contended, a large operation runs on one intra-op thread, and on
+    all of them again once they are free."""
+    cores(2)
+    monkeypatch.setattr(engine_threads, 'CONTENDED_WAIT', 1000)
+    fake = _FakeSchedstat(20000)                # 20 ms per wake-up: a machine with load 15
+    monkeypatch.setattr(engine_threads, 'run_queue_wait', fake)
+    eng = ThreadedEngine()
+    assert _probe_threads(eng, mx.cpu(0)) == 1 and eng.budget.contended
+    fake.wait_us = 10
+    # The worker looks again at its next wake-up INTERVAL seconds on (a waiting thread may
+    # run the operation that woke it, on one thread while the verdict stands).
+    assert _until(lambda: _probe_threads(eng, mx.cpu(0)) and not eng.budget.contended)
+    assert _probe_threads(eng, mx.cpu(0)) == 2
+
+
+def test_run_queue_wait_reads_this_threads_schedstat():
+    got = engine_threads.run_queue_wait()
+    if got is None:
+        pytest.skip('no /proc/thread-self/schedstat')
+    wait, wakeups = got
+    assert wait >= 0 and wakeups >= 1
+
+
+# -- the floating-point environment of the engine's threads ------------------------------------
+
+_FLUSH = '''
+    import json, torch
+    import neomx as mx
+    x = mx.nd.ones((1 << 20,)) * 1e-38         # a parallel kernel: both intra-op threads
+    def flushed():
+        y = x * 1e-3                            # 1e-41: a denormal, or 0 flushed to zero
+        return int((y == 0).sum().asscalar())
+    out = [flushed()]
+    torch.set_flush_denormal(True)              # in this thread, after the worker started
+    out.append(flushed())
+    torch.set_flush_denormal(False)
+    out.append(flushed())
+    print(json.dumps(out))
+'''
+
+
+@pytest.mark.skipif(engine_threads.float_controls() is None,
+                    reason='floating-point controls are read on x86-64 with glibc only')
+def test_worker_follows_the_flush_to_zero_setting_of_the_main_thread():
+    """Flush-to-zero is a setting of each thread: set in the main thread after the engine's
+    worker started, it reaches the worker and its OpenMP helpers (the worker takes the
+    controls of the thread that wakes it or waits for it), so an operation's results do not
+    depend on which thread ran it; turned off again, it is off there too."""
+    before, on, off = _run_child(_FLUSH, env={'NEOMX_CPU_THREADS': '2', 'OMP_NUM_THREADS': '2'})
+    assert (before, on, off) == (0, 1 << 20, 0)
+
+
+def test_float_controls_round_trip_between_threads():
+    controls = engine_threads.float_controls()
+    if controls is None:
+        pytest.skip('floating-point controls are read on x86-64 with glibc only')
+    seen = []
+
+    def other():
+        engine_threads.set_float_controls(controls | 0x8040)      # flush-to-zero, DAZ
+        seen.append((engine_threads.float_controls(),
+                     float(np.float32(1e-38) * np.float32(1e-3))))
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert seen == [(controls | 0x8040, 0.0)]
+    assert engine_threads.float_controls() == controls     # this thread's are its own
 
 
 _REFAULTS = '''

@@ -21,7 +21,8 @@ from collections import deque
 import torch
 
 from ..base import MXNetError, env_int, user_line
-from .threads import INLINE_WORK, LIGHT_WORK, ThreadBudget
+from .threads import (INLINE_WORK, LIGHT_WORK, ThreadBudget, end_idle_helpers, float_controls,
+                      set_float_controls)
 from .var import pending, track
 
 __all__ = ['EngineError', 'ThreadedEngine', 'NaiveEngine', 'NOT_NOW']
@@ -220,6 +221,9 @@ class Worker:
         self.exec_lock = threading.Lock()   # held by whoever runs this worker's operations
         self.stream = None
         self.threads = 0        # the intra-op threads this worker's thread is set to
+        # The floating-point controls (flush-to-zero, rounding) its thread runs with: those of
+        # the thread that starts it, then those of the threads that wake it or wait for it.
+        self.float_env = float_controls()
         if ctx.device_typeid == 2:
             self.stream = torch.cuda.Stream(device=ctx.torch_device)
         self.thread = threading.Thread(target=self._loop, name='neomx-' + name, daemon=True)
@@ -229,6 +233,7 @@ class Worker:
         return '<Worker %s>' % self.name
 
     def wake(self):
+        self.float_env = float_controls()
         # Clearing the flag here, not in the worker, makes later pushes see the worker as
         # awake at once: one notification per sleep, however many pushes follow.
         with self._wake:
@@ -243,6 +248,7 @@ class Worker:
     def wait(self, seq):
         """Blocks until operation ``seq`` of this worker is complete."""
         if self.done < seq:
+            self.float_env = float_controls()
             if self.stream is None and self.exec_lock.acquire(False):
                 self._help(seq)
             if self.done < seq:
@@ -356,9 +362,19 @@ class Worker:
         queue = self.queue
         torch.set_grad_enabled(False)
         _local.in_worker = True
+        # What the thread needs of its starter's settings: the floating-point controls (the
+        # OS copies them into a new thread, but the engine may be started by another thread
+        # than the one that pushes); grad mode off; its device and stream; intra-op threads
+        # are set per operation (_run).
+        controls = self.float_env
+        set_float_controls(controls)
+        probe = None
         if self.stream is not None:
             torch.cuda.set_device(self.ctx.device_id)
             torch.cuda.set_stream(self.stream)
+        elif not self.name.startswith('copy:'):
+            probe = self.engine.budget.probe()     # keeps budget.contended (threads.LoadProbe)
+        monotonic = time.monotonic
         while not self.stopping or queue:
             with self._wake:
                 # The flag is set before the queue is looked at, and a pusher appends before it
@@ -369,8 +385,18 @@ class Worker:
                     while self.sleeping:
                         self._wake.wait()
                 self.sleeping = False
+            if self.float_env != controls:
+                # The thread that woke it or waits for it changed them (torch.set_flush_denormal):
+                # follow, and end the OpenMP helpers, which start again with this thread's.
+                controls = self.float_env
+                set_float_controls(controls)
+                end_idle_helpers()
             with self.exec_lock:
+                if probe is not None and monotonic() >= probe.next:
+                    probe.sample()      # also when waiters ran everything queued
                 while queue:
+                    if probe is not None and monotonic() >= probe.next:
+                        probe.sample()
                     self._run(queue.popleft())
 
 

@@ -16,20 +16,31 @@ operator's ``cost=`` rule, else elements) is run:
 - below ``PARALLEL_WORK`` the kernel runs on one intra-op thread: waking intra-op threads costs
   more than they would share (a batch-1 matrix-vector product runs slower on two threads than
   on one).
+
+Every operation runs on one intra-op thread while the cores are contended (``LoadProbe``): a
+parallel kernel ends only when each of its threads has run its share, and a thread woken for
+its share on a core another thread is using first waits for the scheduler to give it one
+(tens of microseconds on an idle machine, 20-30 ms per wake-up on two cores with a load average
+of 15-20, where the RNN of d2l's chapter 6 took 100 s on two threads and 4.6 s on one).
 """
 import ctypes
 import os
+import time
 
 import torch
 
 from ..base import c_function, env_int
 
-__all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'ThreadBudget', 'cpu_budget',
-           'local_share', 'bind_to_local_share', 'end_idle_helpers']
+__all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'CONTENDED_WAIT', 'ThreadBudget',
+           'LoadProbe', 'run_queue_wait', 'cpu_budget', 'local_share', 'bind_to_local_share',
+           'end_idle_helpers', 'float_controls', 'set_float_controls']
 
 INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
 LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
 PARALLEL_WORK = 1 << 18
+# Mean wait for a core per wake-up (microseconds) above which the cores count as contended;
+# they count as free again below a quarter of it. 0 (NEOMX_ENGINE_CONTENDED_WAIT=0): never.
+CONTENDED_WAIT = env_int('NEOMX_ENGINE_CONTENDED_WAIT', default=1000)
 
 
 def cpu_budget():
@@ -45,13 +56,17 @@ class ThreadBudget:
     never oversubscribed (two threads fighting for one core run a training step several times
     slower than one). The Python front end gets no core of its own: while the devices compute
     it mostly waits, and a LeNet step on one device of a 2-core machine runs 1.7x faster with
-    both cores. ``NEOMX_CPU_THREADS`` (or ``OMP_NUM_THREADS``) fixes the count per device."""
-    __slots__ = ('devices', 'intra_op_threads', 'pinned')
+    both cores. While the cores are contended (``contended``, kept by the workers'
+    ``LoadProbe``) every kernel runs on one thread. ``NEOMX_CPU_THREADS`` (or
+    ``OMP_NUM_THREADS``) fixes the count per device, contended or not."""
+    __slots__ = ('devices', 'intra_op_threads', 'pinned', 'contended', 'fixed')
 
     def __init__(self):
         self.devices = set()        # ids of the CPU devices in use
         self.intra_op_threads = 0   # per device; 0 until a CPU device is in use
         self.pinned = None          # the cores this process was pinned to (bind_to_local_share)
+        self.contended = False      # the cores are busy with other threads (LoadProbe)
+        self.fixed = False          # the count was set by the environment
 
     def use_device(self, ctx):
         """Recomputes the count when a new CPU device comes into use (the first one also pins
@@ -62,6 +77,7 @@ class ThreadBudget:
             self.pinned = bind_to_local_share()
         self.devices.add(ctx.device_id)
         fixed = env_int('NEOMX_CPU_THREADS', 'OMP_NUM_THREADS')
+        self.fixed = bool(fixed)
         n = fixed if fixed else max(1, cpu_budget() // len(self.devices))
         if n != self.intra_op_threads:
             self.intra_op_threads = n
@@ -70,7 +86,64 @@ class ThreadBudget:
     def for_work(self, work):
         """The intra-op threads for an operation of size ``work`` (None: large); 0 while no
         CPU device is in use (leave torch's setting alone)."""
-        return self.intra_op_threads if work is None or work >= PARALLEL_WORK else 1
+        if work is not None and work < PARALLEL_WORK:
+            return 1
+        n = self.intra_op_threads
+        return 1 if n and self.contended and not self.fixed else n
+
+    def probe(self):
+        """A ``LoadProbe`` for a CPU worker's thread to keep ``contended`` with; None where
+        the count is fixed, load following is off or the system does not say."""
+        if self.fixed or not CONTENDED_WAIT or run_queue_wait() is None:
+            return None
+        return LoadProbe(self)
+
+
+def run_queue_wait():
+    """(nanoseconds the calling thread has waited for a core while ready to run, times it was
+    given one), from Linux's ``/proc/thread-self/schedstat``; None where it is unavailable."""
+    try:
+        with open('/proc/thread-self/schedstat', 'rb') as f:
+            fields = f.read().split()
+        return int(fields[1]), int(fields[2])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class LoadProbe:
+    """Tells a ``ThreadBudget`` whether the cores are contended, from how long its thread (a
+    CPU worker's) waits for a core each time it becomes ready to run, over ``INTERVAL``
+    seconds: the wait a kernel's other intra-op threads have too, before they start their
+    share. Contended above ``CONTENDED_WAIT`` microseconds per wake-up on average, free again
+    below a quarter of it; a window of fewer than ``MIN_WAKEUPS`` wake-ups leaves the verdict
+    as it was. The measure counts this process's threads as much as other processes': a front
+    end busy pushing small operations while a worker's kernel wants both cores of two is
+    contention too."""
+    __slots__ = ('budget', 'next', 'wait', 'wakeups')
+    INTERVAL = 0.2
+    MIN_WAKEUPS = 4
+
+    def __init__(self, budget):
+        self.budget = budget
+        self.next = 0.0
+        self.wait, self.wakeups = run_queue_wait() or (0, 0)
+
+    def sample(self, now=None):
+        """Updates the verdict; call from the probe's thread when ``now >= self.next``."""
+        self.next = (time.monotonic() if now is None else now) + self.INTERVAL
+        got = run_queue_wait()
+        if got is None:
+            return
+        wait, wakeups = got
+        dw, dn = wait - self.wait, wakeups - self.wakeups
+        self.wait, self.wakeups = wait, wakeups
+        if dn < self.MIN_WAKEUPS:
+            return
+        mean_us = dw / dn / 1e3
+        if mean_us > CONTENDED_WAIT:
+            self.budget.contended = True
+        elif mean_us < CONTENDED_WAIT / 4:
+            self.budget.contended = False
 
 
 def local_share(cores, local_rank, local_size):
@@ -127,3 +200,44 @@ def end_idle_helpers():
 
 
 _OMP_PAUSE = c_function('omp_pause_resource_all', ctypes.c_int, (ctypes.c_int,))
+
+
+# -- the floating-point environment ------------------------------------------------------------
+#
+# Flush-to-zero, denormals-are-zero and the rounding mode are settings of each thread (x86's
+# MXCSR register): torch.set_flush_denormal(True) sets them in the calling thread only, a thread
+# starts with its creator's, and OpenMP's helper threads keep those they started with. An
+# engine worker started before the main thread changed them would compute with the old ones,
+# and an operation's results would depend on which thread ran it (a waiting thread runs queued
+# operations itself). glibc's fenv_t on x86-64 holds the MXCSR at byte 28.
+
+_FENV_SIZE, _MXCSR_AT, _MXCSR_CONTROLS = 32, 28, 0xFFC0    # masks, rounding, FTZ, DAZ
+_FEGETENV = c_function('fegetenv', ctypes.c_int, (ctypes.c_char_p,))
+_FESETENV = c_function('fesetenv', ctypes.c_int, (ctypes.c_char_p,))
+_FENV = (_FEGETENV is not None and _FESETENV is not None and hasattr(os, 'uname')
+         and os.uname().machine == 'x86_64')
+
+
+def float_controls():
+    """The calling thread's floating-point control settings (x86-64's MXCSR without its status
+    flags: flush-to-zero, denormals-are-zero, rounding, exception masks) as an int; None where
+    they cannot be read (another architecture or C library)."""
+    if not _FENV:
+        return None
+    buf = ctypes.create_string_buffer(_FENV_SIZE)
+    _FEGETENV(buf)
+    return int.from_bytes(buf.raw[_MXCSR_AT:_MXCSR_AT + 4], 'little') & _MXCSR_CONTROLS
+
+
+def set_float_controls(controls):
+    """Gives the calling thread the control settings ``controls`` (from ``float_controls``;
+    None: nothing to do), keeping its status flags."""
+    if controls is None or not _FENV:
+        return
+    buf = ctypes.create_string_buffer(_FENV_SIZE)
+    _FEGETENV(buf)
+    raw = bytearray(buf.raw)
+    at = _MXCSR_AT
+    mxcsr = int.from_bytes(raw[at:at + 4], 'little')
+    raw[at:at + 4] = ((mxcsr & ~_MXCSR_CONTROLS) | controls).to_bytes(4, 'little')
+    _FESETENV(bytes(raw))
