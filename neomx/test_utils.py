@@ -282,40 +282,72 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
     """(a random array of storage type ``stype``, its parts as numpy arrays: ``(indptr,
     indices, data)`` for csr, ``(data, indices)`` for row_sparse, as MXNet orders them). A
     fraction ``density`` (random when None) of the elements (csr) or rows (row_sparse) is
-    non-zero; ``data_init`` sets their value, ``rsp_indices`` the rows of a row_sparse array;
-    ``distribution='powerlaw'`` (csr) fills row i from the left with up to 2^(i+1) values."""
+    stored, with uniform values in [-1, 1) or ``data_init``; ``modifier_func`` maps each stored
+    value (a stored value may so become 0, and stays stored); ``rsp_indices`` gives the rows of
+    a row_sparse array; ``distribution='powerlaw'`` (csr) fills row i from the left with up to
+    2^(i+1) values."""
     from .ndarray import sparse
     if distribution not in (None, 'uniform', 'powerlaw'):
         raise MXNetError("rand_sparse_ndarray: unknown distribution %r (expected 'uniform' or "
                          "'powerlaw')" % (distribution,))
     density = np.random.rand() if density is None else density
     dtype = dtype or default_dtype()
-    shape = tuple(shape)
-    values = np.random.uniform(-1, 1, size=shape) if data_init is None \
-        else np.full(shape, data_init, dtype=np.float64)
+    shape = tuple(int(d) for d in shape)
+    ctx = ctx or default_context()
+
+    def values(n, tail=()):
+        v = np.random.uniform(-1, 1, size=(n,) + tail) if data_init is None \
+            else np.full((n,) + tail, data_init, dtype=np.float64)
+        if modifier_func is not None:
+            v = np.vectorize(modifier_func, otypes=[np.float64])(v) if v.size else v
+        return v.astype(dtype)
+
     if stype == 'row_sparse':
         if rsp_indices is not None:
-            keep = np.zeros(shape[0], dtype=bool)
-            keep[np.asarray(rsp_indices, dtype=np.int64)] = True
+            rows = np.unique(np.asarray(rsp_indices, dtype=np.int64))
         else:
-            keep = np.random.rand(shape[0]) < density
-        values[~keep] = 0
-    elif stype == 'csr':
-        if distribution == 'powerlaw':
-            values = _powerlaw_csr_values(shape, density)
-        else:
-            values[np.random.rand(*shape) >= density] = 0
-    else:
+            rows = np.nonzero(np.random.rand(shape[0]) < density)[0]
+        data = values(len(rows), shape[1:])
+        arr = sparse.row_sparse_array((data, rows), shape=shape, ctx=ctx, dtype=dtype)
+        return arr, (data, rows)
+    if stype != 'csr':
         raise MXNetError("rand_sparse_ndarray: stype must be 'csr' or 'row_sparse', got %r"
                          % (stype,))
-    values = values.astype(dtype)
-    if modifier_func is not None:
-        values = np.vectorize(modifier_func)(values).astype(dtype)
-    ctor = sparse.csr_matrix if stype == 'csr' else sparse.row_sparse_array
-    arr = ctor(values, ctx=ctx or default_context(), dtype=dtype)
-    parts = (arr.indptr.asnumpy(), arr.indices.asnumpy(), arr.data.asnumpy()) \
-        if stype == 'csr' else (arr.data.asnumpy(), arr.indices.asnumpy())
-    return arr, parts
+    if distribution == 'powerlaw':
+        mask = _powerlaw_csr_values(shape, density) != 0
+    else:
+        mask = np.random.rand(*shape) < density
+    rows, cols = np.nonzero(mask)
+    data = values(len(rows))
+    if distribution == 'powerlaw' and data_init is None and modifier_func is None:
+        data = (1 + np.random.uniform(0.001, 2, size=len(rows))).astype(dtype)
+    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+    indices = cols.astype(np.int64)
+    arr = sparse.csr_matrix((data, indices, indptr), shape=shape, ctx=ctx, dtype=dtype)
+    return arr, (indptr, indices, data)
+
+
+def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
+                        modifier_func=None, density=.5, shuffle_csr_indices=False):
+    """A random sparse array (``rand_sparse_ndarray``'s, without its parts)."""
+    if stype not in ('row_sparse', 'csr'):
+        raise AssertionError("Unknown storage type: " + str(stype))
+    return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype, data_init=data_init,
+                               rsp_indices=rsp_indices, modifier_func=modifier_func)[0]
+
+
+def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None,
+                           dtype=None, modifier_func=None, shuffle_csr_indices=False):
+    """``create_sparse_array`` where a row_sparse array's rows are ``rsp_indices`` alone (none
+    when not given): ``density`` counts for csr only."""
+    if stype == 'row_sparse':
+        if rsp_indices is not None and len(rsp_indices) > shape[0]:
+            raise AssertionError("create_sparse_array_zd: %d row indices for %d rows"
+                                 % (len(rsp_indices), shape[0]))
+        density, rsp_indices = 0.0, [] if rsp_indices is None else rsp_indices
+    return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices,
+                               dtype=dtype, modifier_func=modifier_func, density=density)
 
 
 def _powerlaw_csr_values(shape, density):

@@ -152,6 +152,9 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     start = {k: np.random.normal(size=np.shape(v)) for k, v in sorted(expected.items())}
     grads = {k: _array(v, ctx, np.asarray(expected[k]).dtype if dtype == 'asnumpy' else dtype)
              for k, v in start.items()}
+    for k, st in (grad_stypes or {}).items():
+        if k in grads and st != 'default':
+            grads[k] = grads[k].tostype(st)
     if isinstance(grad_req, str):
         grad_req = {k: grad_req for k in names}
     elif isinstance(grad_req, (list, tuple)):

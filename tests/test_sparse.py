@@ -23,7 +23,8 @@ def test_csr_parts_and_conversions():
     d = b.tostype('default')
     assert type(d) is nd.NDArray and d.stype == 'default'
     assert (a * 2).stype == 'csr'                # a sparse rule, as MXNet's
-    assert nd.relu(a).stype == 'default'         # operators fall back to dense results
+    assert nd.relu(a).stype == 'csr'             # relu(0) is 0: MXNet keeps the type
+    assert nd.exp(a).stype == 'default'          # the others fall back to dense results
     np.testing.assert_array_equal((a * 2).asnumpy(), DENSE * 2)
     with pytest.raises(mx.MXNetError, match='2-d'):
         nd.ones((2, 2, 2)).tostype('csr')
@@ -233,3 +234,118 @@ def test_powerlaw_csr_generator():
     assert (data > 1).all() and (data < 3).all()
     with pytest.raises(ValueError):
         tu.rand_sparse_ndarray((8, 100), 'csr', density=0.01, distribution='powerlaw')
+
+
+# -- storage: torch's sparse tensors, memory proportional to what is stored --
+
+def test_storage_holds_only_the_stored_values():
+    import torch
+    n = 100000                                   # dense: 40 GB of float32
+    a = nd.sparse.csr_matrix(([1.0, 2.0, 3.0], [5, 99999, 7], [0, 2] + [3] * (n - 1)),
+                             shape=(n, n))
+    t = a._sparse_now()
+    assert t.layout is torch.sparse_csr and t.values().numel() == 3 and a.nnz == 3
+    assert (a * 2)._sparse_now().values().tolist() == [2.0, 4.0, 6.0]
+    assert (a * 2).stype == 'csr' and nd.sqrt(a).stype == 'csr'
+    y = nd.dot(a, nd.ones((n, 2)))               # csr times dense: dense, from the 3 values
+    assert y.stype == 'default' and y[0].asnumpy().tolist() == [3.0, 3.0]
+    z = nd.dot(a, nd.ones((n, 2)), transpose_a=True)
+    assert z.stype == 'row_sparse' and z.indices.asnumpy().tolist() == [5, 7, 99999]
+    assert z._sparse_now().values().shape == (3, 2)
+    r = nd.sparse.retain(z, nd.array([7, 99999]))
+    assert r.indices.asnumpy().tolist() == [7, 99999] and r.data.asnumpy()[1, 0] == 2
+    assert a[1:3].stype == 'csr' and a[1:3].nnz == 1
+    assert a.copyto(mx.cpu(1))._sparse_now().values().numel() == 3
+
+
+def test_storage_type_rules_follow_mxnet():
+    # the storage types MXNet 1.9.1 gives (checked against it)
+    d = nd.array([[0, 2], [3, 0]])
+    c, r = d.tostype('csr'), d.tostype('row_sparse')
+    assert nd.elemwise_mul(d, c).stype == 'csr' and nd.elemwise_mul(r, d).stype == 'row_sparse'
+    assert nd.elemwise_add(c, c).stype == 'csr' and nd.elemwise_add(d, c).stype == 'default'
+    assert nd.elemwise_div(c, c).stype == 'default'
+    assert nd.broadcast_mul(c, d).stype == 'csr' and nd.broadcast_mul(d, c).stype == 'default'
+    assert (c + 0).stype == 'csr' and (c + 1).stype == 'default'
+    assert nd.add_n(r, r, r).stype == 'row_sparse' and nd.add_n(r, d).stype == 'default'
+    assert nd.clip(c, -1, 1).stype == 'csr' and nd.exp(r).stype == 'default'
+    assert nd.sum(c, axis=0).stype == 'default'
+    assert nd.concat(c, c, dim=0).stype == 'csr' and nd.concat(c, c, dim=1).stype == 'default'
+    assert nd.dot(d, c).stype == 'csr' and nd.dot(c, d).stype == 'default'
+    assert nd.dot(d, d, forward_stype='row_sparse').stype == 'row_sparse'
+    np.testing.assert_allclose(nd.dot(d, c).asnumpy(), d.asnumpy() @ d.asnumpy())
+    np.testing.assert_allclose(nd.dot(c, r, transpose_a=True).asnumpy(),
+                               d.asnumpy().T @ d.asnumpy())
+    q = nd._internal._square_sum(r, axis=1, keepdims=True)
+    assert q.stype == 'row_sparse' and q.asnumpy().ravel().tolist() == [4, 9]
+    assert nd._internal._square_sum(r, axis=0).stype == 'default'
+    assert nd.contrib.quadratic(c, a=1, b=1, c=0).stype == 'csr'
+    assert nd.contrib.quadratic(c, a=1, b=1, c=1).stype == 'default'
+    with pytest.raises(ValueError, match='row_sparse to csr'):
+        r.tostype('csr')
+
+
+def test_scatter_operators_touch_the_stored_rows_only():
+    lhs = nd.sparse.row_sparse_array(([[2.0, 4.0]], [1]), shape=(3, 2))
+    rhs = nd.zeros((3, 2), stype='row_sparse')            # 0 everywhere: x / 0 is inf
+    out = nd._internal._scatter_elemwise_div(lhs, nd.ones((3, 2)) * 2)
+    assert out.indices.asnumpy().tolist() == [1] and out.data.asnumpy().tolist() == [[1, 2]]
+    assert nd._internal._scatter_elemwise_div(lhs, rhs).indices.asnumpy().tolist() == [1]
+    plus = nd._internal._scatter_plus_scalar(lhs, scalar=1)
+    assert plus.asnumpy().tolist() == [[0, 0], [3, 5], [0, 0]]
+    # in a graph bound to sparse arrays, the same (forward without gradients)
+    x, y = mx.sym.var('x', stype='row_sparse'), mx.sym.var('y', stype='row_sparse')
+    ex = mx.sym._internal._scatter_elemwise_div(x, y).bind(mx.cpu(), {'x': lhs, 'y': rhs})
+    o = ex.forward()[0]
+    assert o.stype == 'row_sparse' and o.indices.asnumpy().tolist() == [1]
+
+
+def test_executors_give_the_outputs_storage_types_and_sparse_gradients():
+    x = mx.sym.var('x', stype='csr')
+    w = mx.sym.var('w')
+    c = nd.array([[0, 1, 0], [2, 0, 0]]).tostype('csr')
+    ex = mx.sym.sin(x).bind(mx.cpu(), {'x': c})
+    assert ex.forward()[0].stype == 'csr'
+    ex = (x * 2).simple_bind(mx.cpu(), x=(2, 3))
+    assert ex.outputs[0].shape == (2, 3)
+    emb = mx.sym.Embedding(mx.sym.var('d'), w, input_dim=5, output_dim=2, sparse_grad=True)
+    ex = emb.simple_bind(mx.cpu(), d=(3,), w=(5, 2))
+    assert ex.grad_dict['w'].stype == 'row_sparse' and ex.grad_dict['d'].stype == 'default'
+    ex.arg_dict['d'][:] = nd.array([1, 3, 1])
+    ex.forward(is_train=True)
+    ex.backward(nd.ones((3, 2)))
+    g = ex.grad_dict['w']
+    assert g.indices.asnumpy().tolist() == [1, 3] and g.asnumpy()[1].tolist() == [2, 2]
+    dot = mx.sym.dot(x, w).simple_bind(mx.cpu(), x=(2, 3), w=(3, 2))
+    assert dot.grad_dict['w'].stype == 'row_sparse'
+
+
+def test_batch_norm_refuses_fix_gamma_on_sparse_inputs():
+    x = nd.ones((2, 3)).tostype('row_sparse')
+    g, b, m, v = nd.ones(3), nd.zeros(3), nd.zeros(3), nd.ones(3)
+    with pytest.raises(MXNetError, match='fix_gamma=True is not supported for sparse'):
+        nd.BatchNorm(x, g, b, m, v, fix_gamma=True)
+    assert nd.BatchNorm(x, g, b, m, v, fix_gamma=False).stype == 'default'
+
+
+def test_sparse_embedding_gradient_stores_the_looked_up_rows():
+    w = nd.ones((1000, 4))
+    w.attach_grad(stype='row_sparse')
+    with ag.record():
+        y = nd.Embedding(nd.array([3, 7, 3]), w, input_dim=1000, output_dim=4,
+                         sparse_grad=True)
+    y.backward()
+    assert w.grad.stype == 'row_sparse' and w.grad.indices.asnumpy().tolist() == [3, 7]
+    assert w.grad._sparse_now().values().shape == (2, 4)       # two rows, not 1000
+    assert w.grad.asnumpy()[3].tolist() == [2, 2, 2, 2]
+
+
+def test_assigning_into_a_marked_sparse_array_keeps_its_gradient():
+    x = nd.zeros((3, 2), stype='row_sparse')
+    x.attach_grad()
+    x[:] = nd.array([[1, 1], [0, 0], [2, 2]])
+    with ag.record():
+        y = x * 3
+    y.backward()
+    assert y.stype == 'row_sparse' and x.grad.asnumpy().tolist() == [[3, 3]] * 3
+    assert x.indices.asnumpy().tolist() == [0, 2]

@@ -19,6 +19,7 @@ from .fluent import add_fluent_methods as _add_fluent  # noqa: E402
 
 _add_fluent(NDArray)
 cast_storage = sparse.cast_storage
+dot = sparse.dense_or_sparse_dot(dot)  # noqa: F821  (made by _make_namespace)
 
 
 def __getattr__(name):

@@ -159,11 +159,10 @@ def empty(shape, ctx=None, dtype=None, stype=None):
 
 def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs):
     """An array of zeros (of storage type ``stype``, see ``nd.sparse``)."""
-    r = _create('_zeros', shape, ctx, dtype)
     if stype is not None and stype != 'default':
-        from .sparse import with_stype
-        with_stype(r, stype, 'zeros')
-    return _into(out, r)
+        from .sparse import zeros as sparse_zeros
+        return _into(out, sparse_zeros(stype, shape, ctx=ctx, dtype=dtype))
+    return _into(out, _create('_zeros', shape, ctx, dtype))
 
 
 def ones(shape, ctx=None, dtype=None, out=None, **kwargs):

@@ -5,8 +5,8 @@ The first call of a kind (operator, input shapes and dtypes, and the number of `
 infers its output and remembers a ``Plan``; later calls of that kind look it up in one
 dictionary, make the output array and either run the kernel at once (a tiny operation on a
 CPU whose inputs have nothing pending and need no autograd: ``Engine.run_now``) or push it.
-Everything else (autograd, views, tracing, ``out=``, several outputs, generators) takes
-``invoke``'s general path. Any change here must keep ``tests/test_ops_elemwise.py``'s "same
+Everything else (autograd, views, sparse arrays, tracing, ``out=``, several outputs,
+generators) takes ``invoke``'s general path. Any change here must keep ``tests/test_ops_elemwise.py``'s "same
 bits on every call" test passing.
 
 >>> import neomx as mx
@@ -23,7 +23,7 @@ from ..base import dtype_torch, mode, user_line
 from ..ops.elemwise import scalar_tensor
 from ..ops.registry import ShapeError
 from ..engine.engine import NOT_NOW
-from .ndarray import NDArray, Storage, _make, _new, _result_class, _shape_error
+from .ndarray import NDArray, Storage, _make, _new, _shape_error
 
 __all__ = ['Plan', 'call']
 
@@ -63,7 +63,7 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
     ``number`` (a scalar operator's ``scalar``), with the parsed ``attrs``: its output array,
     or None when the call is not one for this path (the caller takes ``invoke``'s). ``where``,
     the user's line, is found only when needed."""
-    if a._view is not None or mode.recording or mode.tracing is not None:
+    if a._view is not None or a._sparse or mode.recording or mode.tracing is not None:
         return None
     if number is not None:
         key = (op, number, a._shape, a._dtype)
@@ -112,10 +112,7 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
                 r = eng.run_now(kernel, t, None, av, None, var, op.name)
             if r is not NOT_NOW:
                 var.tensor = r
-                cls = a.__class__
-                if cls is not NDArray:
-                    cls = _result_class(cls, op.name, attrs)   # sparse: dense results
-                out = _new(cls)
+                out = _new(a.__class__)
                 out._var = var
                 out._shape = plan.shape
                 out._dtype = plan.dtype
@@ -138,7 +135,7 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
             var.tensor = kernel(av.tensor, bv.tensor, **attrs)
     out = _make(var, plan.shape, plan.dtype, ctx)
     if a.__class__ is not NDArray:
-        out.__class__ = _result_class(a.__class__, op.name, attrs)
+        out.__class__ = a.__class__
     eng.push(fn, reads, (var,), ctx, op.name, where or user_line(), False, plan.work)
     return out
 

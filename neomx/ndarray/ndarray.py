@@ -293,6 +293,18 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
                     return res
     if where is None:
         where = user_line()
+    for x in inputs:
+        if x is not None and x._sparse:
+            return sparse_call(op, inputs, attrs, out, ctx, where)
+    if out is not None and any(t._sparse for t in (out if isinstance(out, (list, tuple))
+                                                   else (out,))):
+        return sparse_call(op, inputs, attrs, out, ctx, where)
+    return invoke_dense(op, inputs, attrs, out, ctx, where)
+
+
+def invoke_dense(op, inputs, attrs, out=None, ctx=None, where=None):
+    """``invoke``'s general path, for dense arrays (``nd.sparse`` calls it with sparse ones
+    where it runs an operator on their dense forms)."""
     if inputs:
         ctx = _check_ctx(op.name, inputs, where) or ctx or current_context()
         shapes = tuple(None if x is None else x._shape for x in inputs)
@@ -359,22 +371,17 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
 
 def _subclass(inputs, name, attrs):
     """The array class of an operator's results: that of its first input of a subclass of
-    NDArray (``mx.np.ndarray``), or None for plain NDArray."""
+    NDArray (``mx.np.ndarray``), or None for plain NDArray. (Sparse arrays' results get their
+    classes from nd.sparse.)"""
     for x in inputs:
-        if x is not None and x.__class__ is not NDArray:
-            cls = _result_class(x.__class__, name, attrs)
-            return None if cls is NDArray else cls
+        if x is not None and x.__class__ is not NDArray and not x._sparse:
+            return x.__class__
     return None
 
 
-def _result_class(cls, name, attrs):
-    """The class of the results of operator ``name`` on an array of subclass ``cls``: its
-    ``_result_class`` (sparse arrays: dense results) unless ``cls._keeps(name, attrs)`` says
-    the operator keeps the storage type (take of csr rows)."""
-    keeps = getattr(cls, '_keeps', None)
-    if keeps is not None and keeps(name, attrs):
-        return cls
-    return getattr(cls, '_result_class', cls)
+def sparse_call(op, inputs, attrs, out, ctx, where):
+    """``invoke`` where an input or ``out=`` is a sparse array: set by nd.sparse."""
+    raise MXNetError("%s: sparse arrays need neomx.ndarray.sparse" % op.name)
 
 
 def _traced(op, inputs, attrs, out, ctx, where):
@@ -679,6 +686,7 @@ class NDArray:
     """An n-dimensional array on a device; see the module docstring."""
     __slots__ = ('_var', '_shape', '_dtype', '_ctx', '_view', '__weakref__')
     __array_priority__ = 1000.0
+    _sparse = False         # csr and row_sparse arrays (nd.sparse) set it
 
     # --- attributes that never wait ---
     @property
@@ -953,8 +961,8 @@ class NDArray:
         return _op('Cast')(self, dtype=name)
 
     def tostype(self, stype):
-        """A copy of storage type ``stype`` ('default', 'csr', 'row_sparse'); neomx keeps
-        every storage type's values dense (see ``ndarray/sparse.py``)."""
+        """A copy of storage type ``stype`` ('default', 'csr', 'row_sparse'; see
+        ``ndarray/sparse.py``)."""
         if stype == 'default' and self.__class__ is NDArray:
             return self
         from .sparse import cast_storage
@@ -1055,8 +1063,10 @@ class NDArray:
         """Marks this array as a variable to differentiate: allocates ``self.grad``, of
         storage type ``stype`` (by default this array's)."""
         from ..autograd import mark_variables
-        from .sparse import with_stype
-        grad = with_stype(_op('zeros_like')(self), stype or self.stype, 'attach_grad')
+        from .sparse import zeros
+        stype = stype or self.stype
+        grad = _op('zeros_like')(self) if stype == self.stype else \
+            zeros(stype, self._shape, self._ctx, self._dtype)
         mark_variables([self], [grad], grad_req)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):

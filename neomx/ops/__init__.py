@@ -10,6 +10,9 @@ from . import contrib, vision, detection  # noqa: F401
 from . import rnn  # noqa: F401
 from . import optimizer  # noqa: F401
 from . import numpy, numpy_random, numpy_linalg  # noqa: F401  (mx.np's operators)
+from . import sparse  # noqa: E402  (storage types: rules and kernels on sparse tensors)
+
+sparse.register_value_kernels(get)
 
 
 __all__ = ['registry', 'Op', 'register', 'get', 'exists', 'all_ops', 'REQUIRED', 'Attr', 'Any',

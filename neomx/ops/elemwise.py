@@ -110,6 +110,23 @@ _COMPARE = {
 _UNREAD = ('add', 'sub')
 
 
+# MXNet's elementwise maximum and minimum hand the whole gradient to one side: to lhs where
+# lhs >= rhs (maximum) or lhs <= rhs (minimum), else to rhs, and to neither where a NaN makes
+# both comparisons false. (torch's, as MXNet's broadcast_maximum, splits a tie in halves.)
+_ELEM_GRADS = {
+    'maximum': lambda inputs, outputs, out_grads: _one_side(inputs, out_grads, torch.ge,
+                                                            torch.lt),
+    'minimum': lambda inputs, outputs, out_grads: _one_side(inputs, out_grads, torch.le,
+                                                            torch.gt),
+}
+
+
+def _one_side(inputs, out_grads, to_lhs, to_rhs):
+    lhs, rhs = inputs
+    g = out_grads[0]
+    return g * to_lhs(lhs, rhs).to(g.dtype), g * to_rhs(lhs, rhs).to(g.dtype)
+
+
 def _register_binary(name, f, elem_aliases):
     def bk(lhs, rhs):
         return f(lhs, rhs)
@@ -125,7 +142,8 @@ def _register_binary(name, f, elem_aliases):
     ek.on_floats = f
     register('elemwise_' + name if name in ('add', 'sub', 'mul', 'div') else '_elemwise_' + name,
              inputs=('lhs', 'rhs'), infer=_elemwise_rule, infer_attrs=(),
-             aliases=elem_aliases, named_outputs=name == 'add', unread_output=name in _UNREAD)(ek)
+             aliases=elem_aliases, named_outputs=name == 'add', unread_output=name in _UNREAD,
+             grad=_ELEM_GRADS.get(name))(ek)
 
 
 for _name, (_f, _aliases) in _BINARY.items():
@@ -209,6 +227,18 @@ _register_scalar('_rmod_scalar', lambda x, s: _mod(torch.full_like(x, s), x), ('
 # of the graph; mx.np's mod and floor division are flagged in numpy.py)
 for _n in ('broadcast_mod', '_elemwise_mod', '_mod_scalar', '_rmod_scalar'):
     get(_n).kernel.int_no_grad = True
+# MXNet's scatter operators: on a sparse array they touch the stored entries only (see
+# ops/sparse.py); on a dense one they are the plain operators
+_register_scalar('_scatter_plus_scalar', torch.add, (), True)
+_register_scalar('_scatter_minus_scalar', torch.sub, (), True)
+
+
+@register('_scatter_elemwise_div', inputs=('lhs', 'rhs'), infer=_elemwise_rule, infer_attrs=())
+def _scatter_elemwise_div(lhs, rhs):
+    return _idiv(lhs, rhs)
+
+
+
 _register_scalar('_power_scalar', _pow, ('_PowerScalar',))
 _register_scalar('_rpower_scalar', lambda x, s: _pow(s, x), ('_RPowerScalar',))
 _register_scalar('_maximum_scalar', lambda x, s: torch.clamp(x, min=s), ('_MaximumScalar',))
@@ -280,7 +310,24 @@ def _gamma(x):
     # Gamma is negative on (-2k-1, -2k) and has poles at 0, -1, -2, ... (nan, as MXNet).
     sign = torch.where((x < 0) & (fl.remainder(2) == 1), -1.0, 1.0).to(x.dtype)
     out = torch.exp(torch.lgamma(x)) * sign
-    return out.masked_fill((x <= 0) & (x == fl), float('nan'))
+    # MXNet: inf at 0, nan at the negative integers
+    return out.masked_fill((x < 0) & (x == fl), float('nan')).masked_fill(x == 0, float('inf'))
+
+
+def _digamma(x):
+    # MXNet's digamma is +inf at its poles, 0, -1, -2, ... (torch's is -inf at 0, nan below)
+    return torch.digamma(x).masked_fill((x <= 0) & (x == torch.floor(x)), float('inf'))
+
+
+# Gradients written out where torch's differ from MXNet's at the poles: cbrt's at 0 (torch's
+# goes through |x| and gives nan), gamma's and gammaln's at 0, -1, -2, ... (``outputs`` is
+# the one output tensor)
+_UNARY_GRADS = {
+    'cbrt': lambda inputs, outputs, out_grads: (out_grads[0] / (3 * outputs * outputs),),
+    'gamma': lambda inputs, outputs, out_grads: (out_grads[0] * outputs *
+                                                 _digamma(inputs[0]),),
+    'gammaln': lambda inputs, outputs, out_grads: (out_grads[0] * _digamma(inputs[0]),),
+}
 
 
 _UNARY = {
@@ -305,7 +352,7 @@ _UNARY = {
 for _name, _f in _UNARY.items():
     register(_name, inputs=('data',), infer=same_as_input, infer_attrs=(),
              in_place=(lambda attrs: 'torch.relu_({0})') if _name == 'relu' else None,
-             positional_inputs=True)(_unary(_f, _name))
+             positional_inputs=True, grad=_UNARY_GRADS.get(_name))(_unary(_f, _name))
 
 
 def _hard_sigmoid(data, alpha, beta):

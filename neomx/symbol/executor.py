@@ -23,7 +23,8 @@ from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, use
 from ..ops.layout import dense
 from . import passes
 from .cached_op import _interpret_shadowed, compile_program
-from .graph import Graph, input_slots, monitor_input_names
+from .graph import Graph, evaluate, input_slots, monitor_input_names
+from ..ops.sparse import to_stype as _to_stype
 
 __all__ = ['Executor', 'simple_bind']
 
@@ -70,7 +71,7 @@ class Executor:
     def __init__(self, symbol, ctx, args, args_grad=None, grad_req='write', aux_states=None):
         self._symbol = symbol
         self._ctx = ctx
-        self._graph = Graph.of(symbol)
+        self._graph = passes.inline_subgraphs(Graph.of(symbol))
         self._arg_names = [n.name for n in self._graph.arguments()]
         self._aux_names = [n.name for n in self._graph.auxiliary()]
         self._input_names = [n.name for n in self._graph.variables()]
@@ -95,6 +96,9 @@ class Executor:
         self._programs = {}
         self._saved = None
         self._monitor = None
+        # operators whose results may be sparse whatever their inputs' storage types
+        self._sparse_ops = any(n.op is not None and n.op.name in ('cast_storage', 'dot')
+                               for n in self._graph.nodes)
         self.outputs = self._bound_outputs()
 
     def _bound_outputs(self):
@@ -176,6 +180,11 @@ class Executor:
         if self._monitor is not None:
             self.outputs = self._forward_monitored(inputs, bool(is_train), where)
             return self.outputs
+        if not self._reached and any(x._sparse for x in inputs):
+            self._saved = _NOTHING
+            self.outputs = self._into_outputs(self._forward_sparse(inputs, is_train, where),
+                                              where)
+            return self.outputs
         prog = self._program(inputs, bool(is_train))
         if self._reached:
             # As in MXNet, backward may follow a forward pass with is_train=False too (which
@@ -193,8 +202,53 @@ class Executor:
                 mode.training = prev
             # nothing to differentiate: backward has nothing to do
             self._saved = _NOTHING
-        self.outputs = self._into_outputs(outs, where)
+        self.outputs = self._into_outputs(self._with_stypes(outs, inputs), where)
         return self.outputs
+
+    def _forward_sparse(self, inputs, is_train, where):
+        """A forward pass without gradients on sparse arrays: node by node, each operator
+        on the storage MXNet runs it on (``ops.sparse.kernel_for``), so that the outputs are
+        what the operators give imperatively (a scatter operator's result stores the rows of
+        its input, not its non-zeros)."""
+        from ..ndarray.sparse import _input_tensor, _new
+        from ..ops.sparse import kernel_for, stype_of
+        inferred = passes.infer(self._graph, {n: a.shape for n, a in zip(self._input_names,
+                                                                          inputs)},
+                                {n: a._dtype for n, a in zip(self._input_names, inputs)})
+        stypes = passes.infer_stypes(self._graph, {n: x.stype for n, x in
+                                                   zip(self._input_names, inputs)})
+        outs = [_new(inferred.shapes[node][k], inferred.dtypes[node][k] or 'float32',
+                     self._ctx, stypes[node][k]) for node, k in self._graph.heads]
+        graph, names, dev = self._graph, self._input_names, self._ctx.torch_device
+        gen = None
+        reads = [x._var for x in inputs]
+        if any(n.op is not None and n.op.rng for n in graph.nodes):
+            rv = rng_var(self._ctx)
+            gen = rv.generator
+            reads.append(rv)
+
+        def run():
+            feed = {nm: _input_tensor(x).detach().to(dev) for nm, x in zip(names, inputs)}
+            rs = evaluate(graph, feed, dev, is_train, gen, kernel=kernel_for)
+            for o, r in zip(outs, rs):
+                o._var.tensor = r if stype_of(r) == o.stype else _to_stype(r, o.stype)
+        _engine._engine.push(run, reads, [o._var for o in outs] + reads[len(inputs):],
+                             self._ctx, self._symbol.name or 'executor', where)
+        return outs
+
+    def _with_stypes(self, outs, inputs):
+        """The outputs as arrays of the storage types MXNet's rules give them for the bound
+        arrays' storage types (``passes.infer_stypes``; the graph itself computes densely)."""
+        stypes = {nm: x.stype for nm, x in zip(self._input_names, inputs)}
+        if all(st == 'default' for st in stypes.values()) and not self._sparse_ops:
+            return outs
+        from ..ndarray.sparse import with_stype
+        inferred = passes.infer_stypes(self._graph, stypes)
+        for o, (node, k) in zip(outs, self._graph.heads):
+            st = inferred[node][k]
+            if st != o.stype:
+                with_stype(o, st, 'forward')
+        return outs
 
     def _into_outputs(self, outs, where):
         """The arrays of ``outputs`` holding the results ``outs``: as in MXNet an executor's
@@ -203,7 +257,8 @@ class Executor:
         the storage where an output is a whole array and by a copy where it is a view."""
         old = self.outputs
         if len(old) != len(outs) or any(o._shape != n._shape or o._dtype != n._dtype
-                                        or o._ctx != n._ctx for o, n in zip(old, outs)):
+                                        or o._ctx != n._ctx or o.stype != n.stype
+                                        for o, n in zip(old, outs)):
             return outs
 
         def move():
@@ -576,6 +631,7 @@ def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
         reqs = dict(zip(arg_names, grad_req))
     else:
         reqs = {nm: grad_req.get(nm, 'null') for nm in arg_names}
+    grad_stypes = passes.gradient_stypes(graph, stypes)
     shared_names = set(shared_arg_names or ())
     shared_args = shared_exec.arg_dict if shared_exec is not None else {}
     shared_grads = shared_exec.grad_dict if shared_exec is not None else {}
@@ -597,7 +653,7 @@ def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
         if shared_buffer is not None and nm not in shared_names:
             shared_buffer[nm] = a
         if reqs[nm] != 'null' and g is None:
-            g = zeros(s, c, t)
+            g = zeros(s, c, t, stype=grad_stypes.get(nm))
         args.append(a)
         grads.append(g if reqs[nm] != 'null' else None)
     aux = [zeros(s, c, t) for s, t, c in zip(aux_s, aux_t, aux_ctx)]

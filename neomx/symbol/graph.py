@@ -135,9 +135,10 @@ def input_slots(node):
     return len(full), tuple(full.index(p) for p in present)
 
 
-def evaluate(graph, feed, device=None, is_train=False, generator=None):
+def evaluate(graph, feed, device=None, is_train=False, generator=None, kernel=None):
     """Runs ``graph`` on torch tensors: ``feed`` maps variable names to tensors; returns the
-    heads' tensors. The reference for the generated code (codegen.py)."""
+    heads' tensors. The reference for the generated code (codegen.py). ``kernel(op)``, when
+    given, picks the function run for an operator (sparse storage: ``ops.sparse.kernel_for``)."""
     env = {}
     for node in graph.nodes:
         if node.op is None:
@@ -147,26 +148,33 @@ def evaluate(graph, feed, device=None, is_train=False, generator=None):
         args = [None] * n
         for pos, (src, k) in zip(slots, node.inputs):
             args[pos] = env[src][k]
-        out = node.op.kernel(*args, **node.attrs,
-                             **node.op.kernel_kwargs(device, is_train, generator))
+        fn = node.op.kernel if kernel is None else kernel(node.op)
+        out = fn(*args, **node.attrs, **node.op.kernel_kwargs(device, is_train, generator))
         env[node] = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     return [env[n][k] for n, k in graph.heads]
 
 
 class Subgraph:
-    """A hybridized block's graph as one recorded operator (MXNet's ``_CachedOp`` node of
-    ``autograd.get_symbol``): ``graph`` with variables ``input_names``; graphs of at most
-    ``inline_limit`` operators are inlined into the recorded graph instead."""
+    """A graph as one operator, MXNet's ``_CachedOp`` node: a hybridized block's graph recorded
+    by autograd (``autograd.get_symbol``), or a group of operators a subgraph backend made
+    (``Symbol.optimize_for``). ``graph`` has variables ``input_names``, which the node's
+    inputs feed in that order; graphs of at most ``inline_limit`` operators are inlined into
+    a recorded graph instead, and running a graph inlines them all
+    (``passes.inline_subgraphs``)."""
     name = '_CachedOp'
-    mutate = ()
+    aliases = ()
     attrs = {}
     variadic = positional_inputs = named_outputs = False
+    rng = train = creation = False
     monitor_names = Op.monitor_names
 
     def __init__(self, graph, input_names, inline_limit):
         self.graph = graph
         self.input_names_ = tuple(input_names)
         self.inline_limit = inline_limit
+        aux = {n.name for n in graph.auxiliary()}
+        # the inputs its operators write (a BatchNorm's moving statistics): auxiliary states
+        self.mutate = tuple(n for n in self.input_names_ if n in aux)
 
     def num_outputs(self, attrs):
         return len(self.graph.heads)
@@ -182,7 +190,7 @@ class Subgraph:
         return list(self.input_names_)
 
     def mutated(self, attrs):
-        return ()
+        return self.mutate
 
     def format_attrs(self, attrs):
         return {}
@@ -190,11 +198,12 @@ class Subgraph:
     def accepts_attr(self, name):
         return False
 
-    def inline(self, entries):
+    def inline(self, entries, limit=None):
         """The graph's head entries with its variables replaced by ``entries`` ({variable
-        name: (node, index)}), or None when it has more than ``inline_limit`` operators."""
+        name: (node, index)}), or None when it has more than ``inline_limit`` operators
+        (``limit`` when given)."""
         ops = [n for n in self.graph.nodes if n.op is not None]
-        if len(ops) > self.inline_limit:
+        if len(ops) > (self.inline_limit if limit is None else limit):
             return None
         made = {}
         for n in self.graph.nodes:

@@ -13,13 +13,14 @@ input graph are never modified, so the Symbols a graph came from stay as they we
 (4, 3)
 """
 import ast
+import math
 
 import torch
 
 from ..base import MXNetError, dtype_name
 from ..ops.registry import ShapeError
 from ..util import is_np_shape
-from .graph import Graph, Node, evaluate, input_slots
+from .graph import Graph, Node, Subgraph, evaluate, input_slots
 
 __all__ = ['infer', 'Inferred', 'eliminate_dead_code', 'eliminate_common_subexpressions',
            'fold_constants', 'optimize', 'known', 'settle_creation_shapes']
@@ -119,6 +120,69 @@ def infer(graph, shapes=None, dtypes=None):
         res.revisit = False
         _infer_forward(graph, res, None, None)
     return res
+
+
+def inline_subgraphs(graph):
+    """``graph`` with every ``_CachedOp`` node (``graph.Subgraph``: a recorded block, a
+    backend's partition) replaced by its operators, the graph it stands for; ``graph`` itself
+    when it has none. Run before a graph is inferred, compiled or run."""
+    while any(isinstance(n.op, Subgraph) for n in graph.nodes):
+        made = {}
+        for n in graph.nodes:
+            if n.op is None:
+                made[id(n)] = [(n, 0)]
+            elif isinstance(n.op, Subgraph):
+                entries = {nm: made[id(src)][k]
+                           for nm, (src, k) in zip(n.op.input_names_, n.inputs)}
+                made[id(n)] = n.op.inline(entries, limit=math.inf)
+            else:
+                c = n.copy()
+                c.inputs = [made[id(src)][k] for src, k in n.inputs]
+                made[id(n)] = [(c, i) for i in range(n.num_outputs())]
+        graph = Graph.from_heads([made[id(n)][k] for n, k in graph.heads])
+    return graph
+
+
+def infer_stypes(graph, stypes):
+    """The storage type of each node's outputs, ``{node: [stype, ...]}``, from those of the
+    variables (``stypes``: name -> 'default', 'csr' or 'row_sparse'; 'default' for the
+    others), by MXNet's storage-type rules (``ops/sparse.py``). Graphs compute on dense
+    tensors; these say which storage type their outputs take."""
+    from ..ops.sparse import rule_of
+    out = {}
+    for node in graph.nodes:
+        if node.op is None:
+            out[node] = [stypes.get(node.name) or 'default']
+            continue
+        ins = tuple(out[src][k] for src, k in node.inputs)
+        rule = rule_of(node.op.name)
+        res = rule(node.attrs, ins) if rule is not None else None
+        out[node] = list(res) if res else ['default'] * node.num_outputs()
+    return out
+
+
+def gradient_stypes(graph, stypes):
+    """{variable name: storage type of its gradient} where MXNet makes it sparse: a variable
+    read by one operator whose gradient for it is sparse (``ops.sparse.GRAD_RULES``:
+    Embedding with sparse_grad, SparseEmbedding, dot of a csr matrix). The others' are
+    'default'."""
+    from ..ops.sparse import GRAD_RULES
+    forward = infer_stypes(graph, stypes)
+    readers = {}
+    for node in graph.nodes:
+        for i, (src, _) in enumerate(node.inputs):
+            if src.op is None:
+                readers.setdefault(src.name, []).append((node, i))
+    out = {}
+    for name, uses in readers.items():
+        if len(uses) != 1:
+            continue
+        node, i = uses[0]
+        rule = GRAD_RULES.get(node.op.name)
+        res = rule(node.attrs, [forward[s][k] for s, k in node.inputs]) if rule else None
+        if res and i < len(res) and res[i] != 'default':
+            out[name] = res[i]
+    return out
 
 
 def _infer_forward(graph, res, shapes, dtypes):
