@@ -46,6 +46,8 @@ from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, u
                    use_np_shape)
 from . import rnn
 from .symbol import onnx
+from . import visualization
+from . import visualization as viz
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', 'test_utils',
@@ -53,7 +55,8 @@ __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context
            'initializer', 'init', 'gluon', 'io', 'model', 'callback', 'monitor', 'mon',
            'module', 'mod', 'rnn', 'onnx', 'util', 'runtime', 'operator', 'is_np_array',
            'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np_array', 'use_np_shape',
-           'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img', 'contrib', '__version__']
+           'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img', 'contrib',
+           'visualization', 'viz', '__version__']
 
 
 def _freeze_import_garbage():

@@ -5,6 +5,9 @@ neomx has no C library. What it offers here works as MXNet's functions do, throu
 ``MXNDArrayFromDLPack`` (and ``...Ex``) take a pointer to a ``DLManagedTensor`` and write an
 NDArray handle, which ``NDArray(handle=...)`` turns into the array; ``MXNDArrayToDLPack``
 writes the pointer of a new ``DLManagedTensor``; ``MXNDArrayCallDLPackDeleter`` frees one;
+the subgraph API's ``MXBuildSubgraphByOpNames`` writes a Symbol handle (``Symbol(handle)``),
+``MXSetSubgraphPropertyOpNames`` / ``MXRemoveSubgraphPropertyOpNames`` (and ``...V2``) set the
+operators of the test backends 'default' and 'default_v2' (symbol/subgraph.py);
 ``MXGetLastError`` says why a call returned -1. Every other name raises an AttributeError that
 says so.
 
@@ -67,8 +70,8 @@ def parameter_of(arr):
 
 
 def array_of_handle(handle):
-    """The NDArray of a handle from ``handle_of`` (a ctypes value or an integer; such a handle
-    is used up) or from ``parameter_of``."""
+    """The NDArray (or Symbol) of a handle from ``handle_of`` (a ctypes value or an integer;
+    such a handle is used up) or from ``parameter_of``."""
     value = handle.value if isinstance(handle, ctypes.c_void_p) else handle
     with _LOCK:
         arr = _HANDLES.pop(value, None)
@@ -76,9 +79,9 @@ def array_of_handle(handle):
             arr = _PASSED.get(value)
     if arr is None:
         from .base import MXNetError
-        raise MXNetError("NDArray(handle=%r): not a handle neomx gave out (from "
-                         "_LIB.MXNDArrayFromDLPack, or an array passed through ctypes), or one "
-                         "already used" % (value,))
+        raise MXNetError("handle %r: not a handle neomx gave out (from _LIB.MXNDArrayFromDLPack "
+                         "or MXBuildSubgraphByOpNames, or an array or symbol passed through "
+                         "ctypes), or one already used" % (value,))
     return arr
 
 
@@ -108,6 +111,27 @@ def _from_dlpack(dlpack, out_handle):
     except Exception as e:      # as the C API, an error code and a message
         return _fail("MXNDArrayFromDLPack: %s" % e)
     return 0
+
+
+def _text(value):
+    value = getattr(value, 'value', value)
+    return value.decode('utf-8') if isinstance(value, bytes) else str(value)
+
+
+def _names(num, names):
+    """The strings of a ``c_str_array`` (or a list) of ``num`` names."""
+    n = getattr(num, 'value', num)
+    return [_text(names[i]) for i in range(int(n))]
+
+
+def _symbol_of(handle):
+    from .symbol.symbol import Symbol
+    if isinstance(handle, Symbol):
+        return handle
+    sym = array_of_handle(handle)
+    if not isinstance(sym, Symbol):
+        raise TypeError("expected a Symbol's handle (sym.handle), got %r" % (handle,))
+    return sym
 
 
 class _CAPI:
@@ -140,6 +164,34 @@ class _CAPI:
             if deleter:
                 deleter(ptr)
         return 0
+
+    # -- the subgraph API (symbol/subgraph.py) --
+    def MXBuildSubgraphByOpNames(self, sym_handle, backend, num, op_names, out):  # noqa: N802
+        from .symbol.subgraph import partition_by_names
+        from .symbol.symbol import Symbol, _copy_graph
+        try:
+            sym = _symbol_of(sym_handle)
+            heads = partition_by_names(_copy_graph(sym._outputs, {}), _names(num, op_names))
+            _write(out, handle_of(Symbol(heads)))
+        except Exception as e:
+            return _fail("MXBuildSubgraphByOpNames: %s" % e)
+        return 0
+
+    def MXSetSubgraphPropertyOpNames(self, backend, num, op_names):  # noqa: N802
+        from .symbol.subgraph import set_op_names
+        set_op_names(_text(backend), _names(num, op_names))
+        return 0
+
+    def MXSetSubgraphPropertyOpNamesV2(self, backend, num, op_names):  # noqa: N802
+        return self.MXSetSubgraphPropertyOpNames(backend, num, op_names)
+
+    def MXRemoveSubgraphPropertyOpNames(self, backend):  # noqa: N802
+        from .symbol.subgraph import remove_op_names
+        remove_op_names(_text(backend))
+        return 0
+
+    def MXRemoveSubgraphPropertyOpNamesV2(self, backend):  # noqa: N802
+        return self.MXRemoveSubgraphPropertyOpNames(backend)
 
     def MXGetLastError(self):  # noqa: N802
         return getattr(_ERROR, 'message', '').encode('utf-8')

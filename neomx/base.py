@@ -13,7 +13,7 @@ import torch
 __all__ = ['MXNetError', 'NotSupportedForSparseNDArray', 'NotImplementedForSymbol',
            'numeric_types', 'integer_types', 'string_types', 'dtype_np', 'dtype_torch',
            'dtype_name', 'env_int', 'env_str', 'data_dir', 'data_dir_default', 'py_str', 'c_str',
-           'classproperty', 'ClassPropertyMeta', 'with_metaclass', 'register_error', 'error_types',
+           'c_str_array', 'c_array', 'classproperty', 'ClassPropertyMeta', 'with_metaclass', 'register_error', 'error_types',
            'check_call', 'unavailable', 'c_function']
 
 
@@ -75,6 +75,19 @@ def c_str(string):
     """A Python string as the bytes MXNet's C API took (``c_str``); neomx has no C API, and
     code that builds such arguments gets the encoded bytes."""
     return string.encode('utf-8')
+
+
+def c_str_array(strings):
+    """A ctypes array of ``char*`` holding ``strings`` encoded as UTF-8, as MXNet's C API took
+    lists of names (``MXSetSubgraphPropertyOpNames``; see _capi.py)."""
+    arr = (ctypes.c_char_p * len(strings))()
+    arr[:] = [s.encode('utf-8') for s in strings]
+    return arr
+
+
+def c_array(ctype, values):
+    """A ctypes array of ``ctype`` holding ``values`` (MXNet's ``c_array``)."""
+    return (ctype * len(values))(*values)
 
 
 class _NullType:

@@ -230,7 +230,10 @@ def test_custom_and_composite_embeddings(tmp_path):
 
 def test_embedding_registry(tmp_path):
     assert len(text.embedding.get_pretrained_file_names('glove')) == 10
-    assert 'fasttext' in text.embedding.get_pretrained_file_names()
+    fasttext = text.embedding.get_pretrained_file_names('fasttext')
+    assert len(fasttext) == 327 and len(set(fasttext)) == 327        # MXNet 1.9.1's list
+    assert {'wiki.simple.vec', 'wiki.multi.en.vec', 'crawl-300d-2M.vec'} <= set(fasttext)
+    assert text.embedding.get_pretrained_file_names()['fasttext'] == fasttext
     with pytest.raises(KeyError):
         text.embedding.get_pretrained_file_names('unknown$$')
     # a GloVe file placed where it is looked for is read without the network

@@ -112,16 +112,13 @@ def test_unavailable_names_fail_when_called():
         mx.nd.contrib.fft(x)
     with pytest.raises(MXNetError, match='sym.contrib.quantized_conv: .*INT8'):
         mx.sym.contrib.quantized_conv(mx.sym.var('x'))
-    with pytest.raises(MXNetError, match='boolean_mask'):
-        mx.sym.contrib.boolean_mask(mx.sym.var('x'), mx.sym.var('i'))
+    with pytest.raises(MXNetError, match='sym.contrib.dgl_adjacency: .*imperatively'):
+        mx.sym.contrib.dgl_adjacency(mx.sym.var('x'))
     from neomx.contrib.amp.lists import symbol_fp16
     with pytest.raises(MXNetError, match='mixed precision'):
         list(symbol_fp16.FP16_FUNCS)
     with pytest.raises(MXNetError, match='mixed precision'):
         mx.contrib.amp.list_lp16_ops('float16')
-    from neomx.contrib.svrg_optimization.svrg_module import SVRGModule
-    with pytest.raises(MXNetError, match='SVRG'):
-        SVRGModule(mx.sym.var('x'))
     from neomx.contrib.onnx.onnx2mx.import_onnx import GraphProto
     with pytest.raises(MXNetError, match='importing ONNX'):
         GraphProto()

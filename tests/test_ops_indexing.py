@@ -261,3 +261,28 @@ def test_legacy_element_0index_ops(ctx):
     check_op(nd.fill_element_0index, fill, [a, RNG.randn(3), idx], ctx, wrt=[0, 1])
     with pytest.raises(mx.MXNetError, match='fill_element_0index'):
         nd.fill_element_0index(nd.ones((3, 4)), nd.ones(2), nd.ones(3))
+
+
+def test_boolean_mask_in_a_graph_and_a_hybridized_block():
+    import warnings
+    x, i = mx.sym.var('x'), mx.sym.var('i')
+    m = mx.sym.contrib.boolean_mask(x, i)
+    assert m.infer_shape_partial(x=(3, 4), i=(3,))[1] == [(0, 4)]    # rows: known when run
+    assert '_contrib_boolean_mask' in m.tojson()
+
+    class Masked(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, data, index):
+            return F.contrib.boolean_mask(data, index) * 2
+
+    block = Masked()
+    block.hybridize()
+    data = nd.array([[1, 2], [3, 4], [5, 6]])
+    data.attach_grad()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        with mx.autograd.record():
+            out = block(data, nd.array([1, 0, 1]))
+    assert any('runs imperatively' in str(x.message) for x in w)
+    out.backward()
+    assert out.asnumpy().tolist() == [[2, 4], [10, 12]]
+    assert data.grad.asnumpy().tolist() == [[2, 2], [0, 0], [2, 2]]

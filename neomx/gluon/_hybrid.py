@@ -22,6 +22,8 @@ from .. import symbol as _symbol
 from ..symbol import Symbol
 from ..symbol.cached_op import compile_program
 from ..symbol.graph import Graph, Subgraph
+from ..symbol.subgraph import has_backend
+from ..ops.contrib import DYNAMIC_SHAPE
 from ..util import is_np_shape, np_shape
 from .parameter import _EPOCH, DeferredInitializationError
 
@@ -310,6 +312,8 @@ class HybridCache:
                 inputs, out, out_fmt, classes = deferred_trace(self.block, *args)
             else:
                 inputs, out, out_fmt = trace(self.block, *args)
+            if self.backend is not None and has_backend(self.backend):
+                out = out.optimize_for(self.backend)    # a subgraph backend partitions it
             graph = Graph.of(out)
             names = [i.name for i in inputs]
             self._check_inputs(graph, names)
@@ -336,6 +340,11 @@ class HybridCache:
 
     def compile(self, key, data):
         names, graph, out_fmt, in_fmt, _, classes = self._graph(self._args)
+        dynamic = [n.name for n in graph.nodes if n.op is not None and
+                   n.op.name in DYNAMIC_SHAPE]
+        if dynamic:
+            raise ShapeDependent("its graph's output shapes depend on array values (%s)"
+                                 % ', '.join(dynamic))
         fmt = flatten(list(self._args), 'input')[1]
         if fmt != in_fmt and not _same_but_trailing_nones(fmt, in_fmt):
             raise ValueError("The argument structure of HybridBlock does not match the cached "
@@ -535,6 +544,11 @@ def export(block, path, epoch=0, remove_amp_cast=True):
         raise RuntimeError("Please first call block.hybridize() and then run forward with this "
                            "block at least once before calling export.")
     sym = (c.graphs.get(False) or next(iter(c.graphs.values())))[4]
+    if getattr(block, '_graph_given', False):
+        # a SymbolBlock writes its own graph, its inputs named as they were given (MXNet)
+        sym = block._cached_graph[1]
+        if c.backend is not None and has_backend(c.backend):
+            sym = sym.optimize_for(c.backend)
     sym_file = '%s-symbol.json' % path
     params_file = '%s-%04d.params' % (path, epoch)
     sym.save(sym_file, remove_amp_cast=remove_amp_cast)

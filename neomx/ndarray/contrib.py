@@ -11,7 +11,10 @@ from ..base import MXNetError
 from ..ops import registry as _registry
 from .gen import nd_function as _nd_function
 
-__all__ = ['boolean_mask', 'isnan', 'isinf', 'isfinite', 'rand_zipfian', 'BatchNormWithReLU', 'getnnz']
+__all__ = ['boolean_mask', 'isnan', 'isinf', 'isfinite', 'rand_zipfian', 'BatchNormWithReLU',
+           'getnnz', 'dgl_csr_neighbor_uniform_sample', 'dgl_csr_neighbor_non_uniform_sample',
+           'dgl_graph_compact', 'dgl_subgraph', 'dgl_adjacency', 'edge_id', 'adamw_update',
+           'mp_adamw_update', 'multi_adamw_update', 'multi_mp_adamw_update']
 
 
 def _op(name):
@@ -91,6 +94,274 @@ def getnnz(data, axis=None):
     stored = data.indptr.asnumpy().astype(np.int64)
     counts = np.array([stored[-1]]) if axis is None else np.diff(stored)
     return array(counts, ctx=data.context, dtype='int64')
+
+
+# -- AdamW: MXNet's contrib update operators and their multi-tensor forms --------------------
+
+def _scale_array(rescale_grad, like):
+    from .creation import full
+    from .ndarray import NDArray
+    if isinstance(rescale_grad, NDArray):
+        return rescale_grad.as_in_context(like.context)
+    return full((1,), rescale_grad, ctx=like.context, dtype='float32')
+
+
+def adamw_update(weight, grad, mean, var, rescale_grad, lr, eta, beta1=0.9, beta2=0.999,
+                 epsilon=1e-8, wd=0, clip_gradient=-1, out=None, name=None, **kwargs):
+    """AdamW's step (``_contrib_adamw_update``; see ops/optimizer.py); ``rescale_grad`` is
+    an array or a number, and a value of 0, inf or NaN skips the step."""
+    return _op('_contrib_adamw_update')(
+        weight, grad, mean, var, _scale_array(rescale_grad, weight), lr=lr, eta=eta,
+        beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd, clip_gradient=clip_gradient, out=out)
+
+
+def mp_adamw_update(weight, grad, mean, var, weight32, rescale_grad, lr, eta, beta1=0.9,
+                    beta2=0.999, epsilon=1e-8, wd=0, clip_gradient=-1, out=None, name=None,
+                    **kwargs):
+    """``adamw_update`` on the float32 master copy ``weight32`` of a low-precision weight."""
+    return _op('_contrib_mp_adamw_update')(
+        weight, grad, mean, var, weight32, _scale_array(rescale_grad, weight), lr=lr, eta=eta,
+        beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd, clip_gradient=clip_gradient, out=out)
+
+
+def _multi_adamw(where, weights, grads, means, vars_, masters, rescale_grad, out, lrs, wds,
+                 etas, beta1, beta2, epsilon, clip_gradient):
+    """One engine operation stepping every weight of the lists (the multi-tensor update)."""
+    import torch
+    from .. import engine as _engine
+    from .ndarray import user_line
+    n = len(weights)
+    lists = [grads, means, vars_] + ([masters] if masters is not None else [])
+    if any(len(x) != n for x in lists) or not (len(lrs) == len(wds) == len(etas) == n):
+        raise MXNetError("%s: expected %d weights, gradients, means, vars%s, lrs, wds and etas; "
+                         "got %s" % (where, n, ', weights32' if masters is not None else '',
+                                     [len(x) for x in lists] + [len(lrs), len(wds), len(etas)]))
+    targets = list(weights) if out is None else \
+        (list(out) if isinstance(out, (list, tuple)) else [out])
+    if len(targets) != n:
+        raise MXNetError("%s: %d weights but out= has %d arrays" % (where, n, len(targets)))
+    scale = _scale_array(rescale_grad, weights[0])
+    from ..ops.optimizer import adamw_step
+    kept = list(masters) if masters is not None else []
+    reads = [a._var for a in list(weights) + list(grads) + [scale]]
+    writes = [a._var for a in list(means) + list(vars_) + kept + targets]
+
+    def fn():
+        s = scale._tensor()
+        with torch.no_grad():
+            for i in range(n):
+                src = masters[i] if masters is not None else weights[i]
+                new = adamw_step(src._tensor(), grads[i]._tensor(), means[i]._tensor(True),
+                                 vars_[i]._tensor(True), s, lrs[i], etas[i], beta1, beta2,
+                                 epsilon, wds[i], clip_gradient)
+                if masters is not None:
+                    masters[i]._tensor(True).copy_(new)
+                targets[i]._tensor(True).copy_(new)
+    _engine._engine.push(fn, reads, writes, weights[0].context, where, user_line())
+    return targets
+
+
+def multi_adamw_update(weights, grads, mean, var, rescale_grad, out=None, lrs=(), wds=(),
+                       etas=(), beta1=0.9, beta2=0.999, epsilon=1e-8, clip_gradient=-1,
+                       name=None, size=0, **kwargs):
+    """``adamw_update`` of every weight of the lists ``weights`` (with ``grads``, ``mean``,
+    ``var``, and per-weight ``lrs``, ``wds``, ``etas``) in one operation."""
+    return _multi_adamw('multi_adamw_update', weights, grads, mean, var, None, rescale_grad,
+                        out, lrs, wds, etas, beta1, beta2, epsilon, clip_gradient)
+
+
+def multi_mp_adamw_update(weights, grads, mean, var, weights32, rescale_grad, out=None, lrs=(),
+                          wds=(), etas=(), beta1=0.9, beta2=0.999, epsilon=1e-8,
+                          clip_gradient=-1, name=None, size=0, **kwargs):
+    """``multi_adamw_update`` on float32 master copies ``weights32`` of the weights."""
+    return _multi_adamw('multi_mp_adamw_update', weights, grads, mean, var, weights32,
+                        rescale_grad, out, lrs, wds, etas, beta1, beta2, epsilon, clip_gradient)
+
+
+# -- DGL's graph operators on CSR adjacency matrices (values: edge ids) ----------------------
+# They run on the host, on the stored parts, as MXNet's CPU kernels do; samplers draw from
+# the device's generator (mx.random.seed).
+
+def _csr_parts(csr, where):
+    if getattr(csr, 'stype', None) != 'csr':
+        raise MXNetError("%s: expected a csr graph (CSRNDArray), got storage type %r"
+                         % (where, getattr(csr, 'stype', type(csr).__name__)))
+    t = csr._sparse_now()
+    return (t.crow_indices().cpu().numpy(), t.col_indices().cpu().numpy(),
+            t.values().cpu().numpy())
+
+
+def _csr_array(indptr, indices, data, shape, ctx):
+    from .sparse import csr_matrix
+    return csr_matrix((np.asarray(data), np.asarray(indices, dtype=np.int64),
+                       np.asarray(indptr, dtype=np.int64)), shape=shape, ctx=ctx,
+                      dtype=np.asarray(data).dtype)
+
+
+def _sample_neighbors(graph, seeds, num_hops, num_neighbor, max_vertices, prob, gen):
+    """Breadth-first from ``seeds``: each vertex reached before the last hop keeps
+    ``num_neighbor`` of its edges (all when it has no more; drawn uniformly, or by ``prob``
+    of the neighbor, without replacement); the neighbors join up to ``max_vertices``
+    vertices. Returns ({vertex: hop}, {vertex: [(neighbor, edge id)]})."""
+    import collections
+    import torch
+    indptr, indices, data = graph
+    hop, kept, queue = {}, {}, collections.deque()
+    for v in seeds:
+        if v not in hop and len(hop) < max_vertices:
+            hop[v] = 0
+            queue.append(v)
+    while queue:
+        v = queue.popleft()
+        if hop[v] >= num_hops:
+            continue
+        lo, hi = int(indptr[v]), int(indptr[v + 1])
+        pick = np.arange(lo, hi)
+        if hi - lo > num_neighbor:
+            if prob is None:
+                chosen = torch.randperm(hi - lo, generator=gen)[:num_neighbor].numpy()
+            else:
+                w = torch.as_tensor(prob[indices[lo:hi]], dtype=torch.float64)
+                chosen = torch.multinomial(w, num_neighbor, replacement=False,
+                                           generator=gen).numpy()
+            pick = np.sort(lo + chosen)
+        kept[v] = [(int(indices[e]), data[e]) for e in pick]
+        for u, _ in kept[v]:
+            if u not in hop and len(hop) < max_vertices:
+                hop[u] = hop[v] + 1
+                queue.append(u)
+    return hop, kept
+
+
+def _neighbor_sample(where, csr, prob, seed_arrays, num_hops, num_neighbor, max_num_vertices):
+    from ..ndarray.ndarray import rng_var
+    from .creation import array
+    graph = _csr_parts(csr, where)
+    ctx = csr.context
+    gen = rng_var(ctx).generator
+    csr.wait_to_read()
+    p = None if prob is None else prob.asnumpy()
+    ids, csrs, probs, layers = [], [], [], []
+    for seeds in seed_arrays:
+        hop, kept = _sample_neighbors(graph, [int(v) for v in seeds.asnumpy().ravel()],
+                                      num_hops, num_neighbor, max_num_vertices, p, gen)
+        vertices = sorted(hop)
+        n = len(vertices)
+        ids.append(array(vertices + [0] * (max_num_vertices - n) + [n], ctx=ctx,
+                         dtype='int64'))
+        layers.append(array([hop[v] for v in vertices] + [0] * (max_num_vertices - n),
+                            ctx=ctx, dtype='int64'))
+        if p is not None:
+            probs.append(array([p[v] for v in vertices] + [0] * (max_num_vertices - n),
+                               ctx=ctx, dtype='float32'))
+        indptr, indices, data = [0], [], []
+        for v in vertices + [None] * (max_num_vertices - n):
+            for u, e in (kept.get(v, ()) if v is not None else ()):
+                if u in hop:
+                    indices.append(u)
+                    data.append(e)
+            indptr.append(len(indices))
+        csrs.append(_csr_array(indptr, indices, np.asarray(data, dtype=graph[2].dtype),
+                               (max_num_vertices, csr.shape[1]), ctx))
+    return ids + csrs + (probs if p is not None else []) + layers
+
+
+def dgl_csr_neighbor_uniform_sample(csr_matrix, *seed_arrays, num_args=None, num_hops=1,
+                                    num_neighbor=2, max_num_vertices=100):
+    """Samples a subgraph around each array of seed vertices of the csr graph
+    ``csr_matrix``: ``num_hops`` breadth-first hops keeping ``num_neighbor`` uniformly drawn
+    edges per vertex, at most ``max_num_vertices`` vertices. Returns, for each seed array,
+    the sorted vertex ids (padded, the count last: ``max_num_vertices + 1`` int64), then for
+    each a csr matrix of the kept edges (row i: the i-th vertex; columns: vertex ids; values:
+    edge ids), then for each the hop at which each vertex was reached."""
+    return _neighbor_sample('dgl_csr_neighbor_uniform_sample', csr_matrix, None, seed_arrays,
+                            int(num_hops), int(num_neighbor), int(max_num_vertices))
+
+
+def dgl_csr_neighbor_non_uniform_sample(csr_matrix, probability, *seed_arrays, num_args=None,
+                                        num_hops=1, num_neighbor=2, max_num_vertices=100):
+    """``dgl_csr_neighbor_uniform_sample`` drawing each vertex's neighbors with probability
+    proportional to ``probability[neighbor]``; it returns, after the csr matrices, each
+    sampled vertex's probability (float32) for each seed array."""
+    return _neighbor_sample('dgl_csr_neighbor_non_uniform_sample', csr_matrix, probability,
+                            seed_arrays, int(num_hops), int(num_neighbor),
+                            int(max_num_vertices))
+
+
+def dgl_graph_compact(*graph_data, graph_sizes=None, return_mapping=False):
+    """Compacts sampled subgraphs (``graph_data``: csr matrices, then their vertex-id arrays):
+    the first ``graph_sizes[i]`` rows, and the columns renumbered from vertex ids to
+    positions in the vertex-id array; values are new edge ids (0, 1, ...), and with
+    ``return_mapping`` a second matrix holds the original ones."""
+    k = len(graph_data) // 2
+    sizes = graph_sizes if isinstance(graph_sizes, (list, tuple)) else (graph_sizes,)
+    if len(graph_data) != 2 * k or len(sizes) != k:
+        raise MXNetError("dgl_graph_compact: expected k csr graphs, k vertex-id arrays and k "
+                         "graph_sizes, got %d arrays and %s" % (len(graph_data), graph_sizes))
+    out = []
+    for csr, vids, size in zip(graph_data[:k], graph_data[k:], sizes):
+        size = int(np.asarray(size).ravel()[0])
+        indptr, indices, data = _csr_parts(csr, 'dgl_graph_compact')
+        ids = vids.asnumpy()[:size]
+        end = int(indptr[size])
+        cols = np.searchsorted(ids, indices[:end])
+        shape, ctx = (size, size), csr.context
+        new = _csr_array(indptr[:size + 1], cols, np.arange(end, dtype=data.dtype), shape, ctx)
+        out.append(new)
+        if return_mapping:
+            out.append(_csr_array(indptr[:size + 1], cols, data[:end], shape, ctx))
+    return out[0] if len(out) == 1 else out
+
+
+def dgl_subgraph(graph, *data, return_mapping=False):
+    """The subgraphs of csr graph ``graph`` induced by each array of vertex ids in ``data``
+    (sorted): row and column i stand for the i-th vertex; values are new edge ids (0, 1, ...),
+    and with ``return_mapping`` a second matrix holds the original edge ids."""
+    indptr, indices, values = _csr_parts(graph, 'dgl_subgraph')
+    out, ctx = [], graph.context
+    for vids in data:
+        v = vids.asnumpy().astype(np.int64).ravel()
+        if np.any(v[1:] < v[:-1]):
+            raise MXNetError("dgl_subgraph: the vertex ids must be sorted, got %s"
+                             % v.tolist())
+        pos = {int(x): i for i, x in enumerate(v)}
+        sub_ptr, sub_cols, orig = [0], [], []
+        for x in v:
+            for e in range(int(indptr[x]), int(indptr[x + 1])):
+                j = pos.get(int(indices[e]))
+                if j is not None:
+                    sub_cols.append(j)
+                    orig.append(values[e])
+            sub_ptr.append(len(sub_cols))
+        shape = (len(v), len(v))
+        out.append(_csr_array(sub_ptr, sub_cols, np.arange(len(orig), dtype=values.dtype),
+                              shape, ctx))
+        if return_mapping:
+            out.append(_csr_array(sub_ptr, sub_cols, np.asarray(orig, dtype=values.dtype),
+                                  shape, ctx))
+    return out[0] if len(out) == 1 else out
+
+
+def dgl_adjacency(data):
+    """The csr graph ``data`` with every stored value 1 (float32): its adjacency matrix."""
+    indptr, indices, values = _csr_parts(data, 'dgl_adjacency')
+    return _csr_array(indptr, indices, np.ones(len(values), dtype=np.float32), data.shape,
+                      data.context)
+
+
+def edge_id(data, u, v):
+    """``data[u[i], v[i]]`` (the edge id) where the csr graph ``data`` stores an edge from
+    u[i] to v[i], else -1; in ``data``'s dtype."""
+    from .creation import array
+    indptr, indices, values = _csr_parts(data, 'edge_id')
+    us, vs = u.asnumpy().astype(np.int64).ravel(), v.asnumpy().astype(np.int64).ravel()
+    out = np.full(len(us), -1, dtype=values.dtype)
+    for i, (a, b) in enumerate(zip(us, vs)):
+        lo, hi = int(indptr[a]), int(indptr[a + 1])
+        j = lo + np.searchsorted(indices[lo:hi], b)
+        if j < hi and indices[j] == b:
+            out[i] = values[j]
+    return array(out, ctx=data.context, dtype=values.dtype)
 
 
 def __getattr__(name):

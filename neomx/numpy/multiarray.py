@@ -225,6 +225,15 @@ class ndarray(NDArray):
         a = self.asnumpy()
         return a if dtype is None else a.astype(dtype)
 
+    # NumPy's functions and ufuncs on mx.np arrays run mx.np's (numpy/_dispatch.py)
+    def __array_function__(self, func, types, args, kwargs):
+        from ._dispatch import array_function
+        return array_function(func, types, args, kwargs)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from ._dispatch import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
     def __reduce__(self):
         return (_from_numpy, (self.asnumpy(), str(self._ctx.device_type), self._ctx.device_id))
 
@@ -616,6 +625,10 @@ def array(object, dtype=None, ctx=None, copy=True, device=None):  # pylint: disa
     else:
         try:
             a = onp.array(object, dtype=_ndm.dtype_np(name))
+        except OverflowError:
+            # NumPy 2 refuses Python integers out of the dtype's range; MXNet (NumPy 1) wraps
+            # them around, as a cast does: this conversion does, NumPy's own stay as they are
+            a = onp.array(object).astype(_ndm.dtype_np(name))
         except (TypeError, ValueError) as e:
             if isinstance(object, (list, tuple)) and any(isinstance(o, NDArray) for o in object):
                 return stack([_as_np(o) for o in object]).astype(name)

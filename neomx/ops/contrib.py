@@ -63,8 +63,9 @@ register('_contrib_sign_ste', infer=same_as_input, infer_attrs=(),
 # ``sym.contrib.<name>`` exist and raise an MXNetError saying so when called.
 _QUANTIZED = ("MXNet's INT8 quantized operators (its MKL-DNN / cuDNN kernels) are not part of "
               "neomx, whose kernels are ATen's; see mx.contrib.quantization")
-_GRAPH = ("the DGL graph-sampling operators on CSR adjacency matrices are not provided by "
-          "neomx (use DGL's own PyTorch backend)")
+_GRAPH = ("DGL's graph operators on CSR adjacency matrices run imperatively in neomx "
+          "(nd.contrib); their results' shapes and storage depend on the graph's values, which "
+          "a neomx graph cannot hold")
 _GPU_ONLY = "MXNet 1.9.1 implements it for GPUs only, and neomx does not provide it"
 _BACKWARD = ("MXNet's separate backward operator; neomx has none: autograd differentiates "
              "the forward operator")
@@ -80,12 +81,68 @@ UNAVAILABLE = dict(
     [(n, _GPU_ONLY) for n in ('fft', 'ifft', 'count_sketch', 'DeformablePSROIPooling')] +
     [(n, _BACKWARD) for n in ('backward_gradientmultiplier', 'backward_hawkesll',
                               'backward_index_copy', 'backward_quadratic')] +
-    [('getnnz', "it counts the stored values of a CSR array; neomx's sparse arrays have "
-                "no CSR storage of their own: use (x != 0).sum(axis)"),
-     ('hawkesll', "the Hawkes process log-likelihood is not provided by neomx"),
-     ('group_adagrad_update', "MXNet 1.9.1 implements it for row_sparse gradients only, "
-                              "and neomx does not provide it: use the GroupAdaGrad "
-                              "optimizer's rule with dense operators")])
+    [('getnnz', "it counts the stored values of a CSR array, which runs imperatively in "
+                "neomx (nd.contrib.getnnz)")])
+
+
+def _hawkesll(lda, alpha, beta, state, lags, marks, valid_length, max_time):
+    """Log likelihood of N sequences of a K-variate Hawkes process with exponential decay
+    (MXNet's ``contrib.hawkesll``): for mark k the intensity is
+    ``lda[n, k] + alpha[k] * beta[k] * s_k(t)``, the memory ``s_k(t)`` the sum of
+    ``exp(-beta[k] (t - t_i))`` over earlier points of mark k (``state`` at t = 0). Returns
+    (log likelihood (N,), the memory at ``max_time`` (N, K)). Autograd differentiates it."""
+    n_seq, steps = lags.shape
+    beta_ = beta.reshape(1, -1)
+    rows = torch.arange(n_seq, device=lags.device)
+    t_end = max_time.reshape(-1, 1).to(lda.dtype)
+    s = state.to(lda.dtype)
+    # the initial memory's share of the compensator (the intensity's integral over the period)
+    comp = (lda * t_end + alpha * s * (1 - torch.exp(-beta_ * t_end))).sum(dim=1)
+    ll = torch.zeros(n_seq, dtype=lda.dtype, device=lda.device)
+    t = torch.zeros(n_seq, dtype=lda.dtype, device=lda.device)
+    valid = valid_length.reshape(-1)
+    for j in range(steps):
+        live = (valid > j).to(lda.dtype)
+        lag = lags[:, j].to(lda.dtype) * live
+        t = t + lag
+        s = s * torch.exp(-beta_ * lag.reshape(-1, 1))
+        k = marks[:, j].long().clamp(0, lda.shape[1] - 1)
+        a, b = alpha[k], beta[k]
+        intensity = lda[rows, k] + a * b * s[rows, k]
+        ll = ll + live * torch.log(torch.where(live > 0, intensity, torch.ones_like(intensity)))
+        comp = comp + live * a * (1 - torch.exp(-b * (t_end.reshape(-1) - t)))
+        s = s + live.reshape(-1, 1) * torch.nn.functional.one_hot(k, lda.shape[1]).to(s.dtype)
+    s = s * torch.exp(-beta_ * (t_end - t.reshape(-1, 1)))
+    return ll - comp, s
+
+
+register('_contrib_hawkesll', inputs=('lda', 'alpha', 'beta', 'state', 'lags', 'marks',
+                                      'valid_length', 'max_time'), num_outputs=2,
+         infer=lambda a, s, d: ((s[0][:1], s[0]), (d[0], d[0])), infer_attrs=())(_hawkesll)
+
+
+def _boolean_mask(data, index, axis=0):
+    """The slices of ``data`` along ``axis`` where the 1-d ``index`` is non-zero."""
+    keep = torch.nonzero(index.reshape(-1)).reshape(-1)
+    return torch.index_select(data, axis, keep)
+
+
+def _boolean_mask_rule(attrs, shapes, dtypes):
+    data, index = shapes
+    axis = attrs['axis'] % len(data) if data else 0
+    if len(index) != 1 or index[0] not in (0, data[axis]):
+        raise ShapeError("boolean_mask: index of shape %s does not fit axis %d of data %s "
+                         "(expected a 1-d index of that axis' length)" % (index, axis, data))
+    # the length along axis depends on the index's values: unknown (0) until it runs
+    return (tuple(data[:axis]) + (0,) + tuple(data[axis + 1:]),), (dtypes[0],)
+
+
+register('_contrib_boolean_mask', inputs=('data', 'index'), attrs={'axis': Int(0)},
+         infer=_boolean_mask_rule)(_boolean_mask)
+
+# Operators whose output shape depends on their inputs' values: a graph holding one cannot be
+# compiled for fixed shapes (a hybridized block calling one runs imperatively).
+DYNAMIC_SHAPE = frozenset(('_contrib_boolean_mask',))
 
 
 def unavailable(name, where):

@@ -1237,6 +1237,12 @@ def _clip(a, a_min, a_max):
     if not a.is_floating_point():
         a_min = None if a_min is None else int(math.floor(a_min)) if a_min == a_min else None
         a_max = None if a_max is None else int(math.floor(a_max)) if a_max == a_max else None
+        # bounds beyond the dtype's range bound nothing (torch would wrap -120 to uint8 136)
+        info = torch.iinfo(a.dtype)
+        a_min = None if a_min is None or a_min <= info.min else min(a_min, info.max)
+        a_max = None if a_max is None or a_max >= info.max else max(a_max, info.min)
+        if a_min is None and a_max is None:
+            return a.clone()
     return torch.clamp(a, a_min, a_max)
 
 

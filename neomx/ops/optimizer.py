@@ -157,3 +157,60 @@ def _ftml(weight, grad, d, v, z, lr, beta1, beta2, epsilon, t, wd, rescale_grad,
     z.mul_(beta1).add_((1 - beta1) * g - (d_t - beta1 * d) * weight)
     d.copy_(d_t)
     return -z / d_t
+
+
+# -- MXNet's contrib updates: AdamW (decoupled weight decay) and GroupAdaGrad --
+
+def adamw_step(weight, grad, mean, var, scale, lr, eta, beta1, beta2, epsilon, wd,
+               clip_gradient):
+    """One AdamW step (MXNet's ``adamw_update``; no bias correction): ``mean`` and ``var``
+    are updated in place, the new weight is returned. A ``scale`` (rescale_grad) of 0, inf or
+    NaN skips the step, leaving everything as it was, as MXNet's does for a loss scaler's
+    overflow."""
+    s = float(scale.reshape(-1)[0]) if isinstance(scale, torch.Tensor) else float(scale)
+    if s == 0 or s != s or s in (float('inf'), float('-inf')):
+        return weight.clone()
+    g = grad.to(mean.dtype) * s
+    if clip_gradient >= 0:
+        g = g.clamp(-clip_gradient, clip_gradient)
+    mean.mul_(beta1).add_((1 - beta1) * g)
+    var.mul_(beta2).add_((1 - beta2) * g * g)
+    return weight - eta * (lr * mean / (var.sqrt() + epsilon) + wd * weight)
+
+
+_ADAMW = dict(lr=Float(), eta=Float(), beta1=Float(0.9), beta2=Float(0.999),
+              epsilon=Float(1e-8), wd=Float(0.0), clip_gradient=Float(-1.0))
+
+
+@_update('_contrib_adamw_update', ('weight', 'grad', 'mean', 'var', 'rescale_grad'),
+         ('mean', 'var'), _ADAMW,
+         "m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2; "
+         "weight -= eta (lr m / (sqrt(v) + epsilon) + wd weight), g = clip(rescale_grad grad); "
+         "skipped where rescale_grad is 0, inf or NaN")
+def _adamw(weight, grad, mean, var, rescale_grad, lr, eta, beta1, beta2, epsilon, wd,
+           clip_gradient):
+    return adamw_step(weight, grad, mean, var, rescale_grad, lr, eta, beta1, beta2, epsilon,
+                      wd, clip_gradient)
+
+
+@_update('_contrib_mp_adamw_update',
+         ('weight', 'grad', 'mean', 'var', 'weight32', 'rescale_grad'),
+         ('mean', 'var', 'weight32'), _ADAMW,
+         "adamw_update on the float32 master copy weight32; the weight is its cast")
+def _mp_adamw(weight, grad, mean, var, weight32, rescale_grad, lr, eta, beta1, beta2, epsilon,
+              wd, clip_gradient):
+    new = adamw_step(weight32, grad, mean, var, rescale_grad, lr, eta, beta1, beta2, epsilon,
+                     wd, clip_gradient)
+    weight32.copy_(new)
+    return new.to(weight.dtype)
+
+
+@_update('_contrib_group_adagrad_update', ('weight', 'grad', 'history'), ('history',),
+         dict(lr=Float(), rescale_grad=Float(1.0), clip_gradient=Float(-1.0),
+              epsilon=Float(1e-5)),
+         "history += mean(g^2, axis=1, keepdims); weight -= lr g / sqrt(history + epsilon) "
+         "(one learning rate per row), g = clip(rescale_grad grad)")
+def _group_adagrad(weight, grad, history, lr, rescale_grad, clip_gradient, epsilon):
+    g = _rescaled(grad, rescale_grad, clip_gradient)
+    history.add_((g * g).reshape(g.shape[0], -1).mean(dim=1).reshape(history.shape))
+    return weight - lr * g / (history + epsilon).sqrt().reshape((-1,) + (1,) * (g.dim() - 1))

@@ -14,7 +14,8 @@ from .sgd import SGD, ccSGD, NAG, Signum, DCASGD, SGLD, Test
 from .adam import Adam, AdamW, Adamax, Nadam, LAMB
 from .adaptive import RMSProp, AdaGrad, AdaDelta, Ftrl, FTML
 from .updater import Updater, get_updater
+from . import contrib
 
 __all__ = ['Optimizer', 'SGD', 'ccSGD', 'NAG', 'Signum', 'Adam', 'AdamW', 'Adamax', 'Nadam',
            'RMSProp', 'AdaGrad', 'AdaDelta', 'Ftrl', 'FTML', 'LAMB', 'DCASGD', 'SGLD', 'Test',
-           'Updater', 'create', 'get_updater', 'register']
+           'Updater', 'create', 'get_updater', 'register', 'contrib']

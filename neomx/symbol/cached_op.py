@@ -23,6 +23,7 @@ from ..ndarray.ndarray import (_INTEGERS, NDArray, Storage, _make, _merge_leaves
 from . import passes
 from .codegen import generate
 from .graph import Graph, input_slots
+from .subgraph import backends, has_backend
 
 __all__ = ['CachedOp', 'Program', 'compile_program']
 
@@ -193,6 +194,7 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     """Compiles ``graph`` for inputs ``input_names`` of ``shapes`` and ``dtypes`` (lists, in
     that order) on ``ctx``; ``is_train`` is baked into train-dependent operators. ``hook``
     is called after each operator (see codegen.generate)."""
+    graph = passes.inline_subgraphs(graph)
     known_shapes = dict(zip(input_names, shapes))
     known_dtypes = dict(zip(input_names, dtypes))
     inferred = passes.infer(graph, known_shapes, known_dtypes)
@@ -224,8 +226,9 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     if backend == 'inductor':
         compiled = torch.compile(code.fn, dynamic=False)
         code.fn = compiled
-    elif backend not in (None, '', 'default'):
-        raise MXNetError("%s: unknown backend %r (expected None or 'inductor')" % (name, backend))
+    elif backend not in (None, '') and not has_backend(backend):
+        raise MXNetError("%s: unknown backend %r (expected None, 'inductor' or a subgraph "
+                         "backend: %s)" % (name, backend, ', '.join(backends())))
     if static and ctx.device_typeid == 2 and not rng and not aux and hook is None:
         prog.replay = _cuda_graph(code.fn, shapes, dtypes, ctx)
     return prog
@@ -271,7 +274,7 @@ class CachedOp:
     def __init__(self, sym, flags=()):
         self.symbol = sym
         self.flags = dict(flags)
-        self._graph = Graph.of(sym)
+        self._graph = passes.inline_subgraphs(Graph.of(sym))
         self._inputs = [n.name for n in self._graph.variables()]
         self._programs = {}
         self._static = (str(self.flags.get('static_alloc', False)).lower() in ('true', '1') and

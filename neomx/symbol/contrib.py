@@ -33,15 +33,6 @@ def __getattr__(name):
     if _registry.exists(full):
         return _OPS[full]
     from ..ops.contrib import UNAVAILABLE, unavailable
-    if name in UNAVAILABLE or name == 'boolean_mask':
-        if name == 'boolean_mask':
-            from ..base import MXNetError
-
-            def boolean_mask(*args, **kwargs):
-                raise MXNetError("sym.contrib.boolean_mask: the shape of its result depends "
-                                 "on the values of the index, which a neomx graph cannot "
-                                 "hold; use nd.contrib.boolean_mask (a hybridized block that "
-                                 "calls it runs imperatively)")
-            return boolean_mask
+    if name in UNAVAILABLE:
         return unavailable(name, 'sym.contrib')
     raise AttributeError("neomx.sym.contrib has no operator %r" % name)

@@ -16,12 +16,13 @@ Attribute values are strings. Files of older MXNet versions name the attributes 
 """
 import ast
 import json
+import math
 
 from .. import atomic
 from ..base import MXNetError
 from ..ops import registry
 from ..util import is_np_shape
-from .graph import Graph, Node
+from .graph import Graph, Node, Subgraph
 
 __all__ = ['dumps', 'loads', 'save', 'MXNET_VERSION']
 
@@ -42,6 +43,12 @@ def _attr_strings(node):
 
 def dumps(heads):
     """The JSON text of the graph with ``heads`` (``(node, output)`` pairs)."""
+    return _format(_doc(heads))
+
+
+def _doc(heads):
+    """The JSON document (a dict) of the graph with ``heads``; a ``_CachedOp`` node holds its
+    graph's under ``"subgraphs"``, as MXNet writes it."""
     graph = Graph.from_heads(heads)
     index = {id(n): i for i, n in enumerate(graph.nodes)}
     nodes, row_ptr = [], [0]
@@ -52,6 +59,8 @@ def dumps(heads):
         if attrs:
             entry['attrs'] = attrs
         entry['inputs'] = [[index[id(s)], k, 0] for s, k in n.inputs]
+        if isinstance(n.op, Subgraph):
+            entry['subgraphs'] = [_doc(n.op.graph.heads)]
         nodes.append(entry)
         row_ptr.append(row_ptr[-1] + n.num_outputs())
     doc = {'nodes': nodes,
@@ -61,7 +70,7 @@ def dumps(heads):
            'attrs': {'mxnet_version': ['int', MXNET_VERSION]}}
     if is_np_shape():       # as MXNet marks graphs written under NumPy shape semantics
         doc['attrs'] = {'is_np_shape': ['int', 1], 'mxnet_version': ['int', MXNET_VERSION]}
-    return _format(doc)
+    return doc
 
 
 def _format(doc):
@@ -98,6 +107,9 @@ def _node(entry, where, i):
     raw = entry.get('attrs', entry.get('attr', entry.get('param', {}))) or {}
     if opname == 'null':
         return Node(None, name, extra={k: str(v) for k, v in raw.items()})
+    if opname == '_CachedOp':
+        return Node(_subgraph_op(entry, raw, where, name), name,
+                    extra={k: str(v) for k, v in raw.items() if k != 'subgraph'})
     if not registry.exists(opname):
         raise MXNetError("%s: node %s uses operator %s, which neomx does not have"
                          % (where, name, opname))
@@ -122,13 +134,36 @@ def _node(entry, where, i):
 _IGNORED = {'ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring', 'mirror_stage'}
 
 
+def _subgraph_op(entry, raw, where, name):
+    """The Subgraph operator of a ``_CachedOp`` node: its graph from ``"subgraphs"`` (or a
+    ``subgraph`` attribute holding JSON text); its variables, in their order, are the node's
+    inputs."""
+    docs = entry.get('subgraphs')
+    if docs:
+        doc = docs[0]
+    elif 'subgraph' in raw:
+        doc = _parse(raw['subgraph'], '%s: node %s' % (where, name))
+    else:
+        raise MXNetError("%s: node %s (_CachedOp) holds no subgraph" % (where, name))
+    heads = _load_doc(doc, '%s: the subgraph of node %s' % (where, name))
+    graph = Graph.from_heads(heads)
+    return Subgraph(graph, [v.name for v in graph.variables()], math.inf)
+
+
+def _parse(text, where):
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise MXNetError("%s: not valid JSON (%s)" % (where, e)) from None
+
+
 def loads(text, where='symbol JSON'):
     """The heads (``(node, output)`` pairs) of the graph in JSON ``text``; errors name
     ``where`` (the file) and the node."""
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise MXNetError("%s: not valid JSON (%s)" % (where, e)) from None
+    return _load_doc(_parse(text, where), where)
+
+
+def _load_doc(doc, where):
     if not isinstance(doc, dict) or 'nodes' not in doc or 'heads' not in doc:
         raise MXNetError("%s: not an MXNet symbol file (expected 'nodes' and 'heads')" % where)
     nodes = []

@@ -14,6 +14,7 @@ arithmetic creates MXNet's nodes (``a + b`` is ``elemwise_add``, named ``_plus0`
 >>> out.infer_shape(data=(2, 5))
 ([(2, 5), (10, 5), (10,)], [(2, 10)], [])
 """
+import ctypes
 import numbers
 import warnings
 
@@ -27,7 +28,7 @@ from ..util import is_np_shape, np_shape
 from . import attribute as _attribute
 from . import name as _name
 from .graph import Graph, Node
-from .passes import infer, known
+from .passes import infer, inline_subgraphs, known
 
 __all__ = ['Symbol', 'var', 'Variable', 'Group', 'load', 'load_json', 'NotImplementedForSymbol',
            'sym_function', 'make_namespace', 'pow', 'power', 'maximum', 'minimum', 'hypot',
@@ -44,7 +45,16 @@ class Symbol:
     __slots__ = ('_outputs', '__weakref__')
 
     def __init__(self, outputs):
+        if isinstance(outputs, ctypes.c_void_p):     # Symbol(handle), from MXNet's C API
+            from .._capi import array_of_handle
+            outputs = array_of_handle(outputs)._outputs
         self._outputs = tuple(outputs)
+
+    @property
+    def handle(self):
+        """What stands for MXNet's C handle (``_LIB``'s functions take it, see _capi.py)."""
+        from .._capi import parameter_of
+        return parameter_of(self)
 
     # -- printing and identity --
     def __repr__(self):
@@ -202,7 +212,7 @@ class Symbol:
         return dict(kwargs)
 
     def _infer(self, args, kwargs, what):
-        g = Graph.of(self)
+        g = inline_subgraphs(Graph.of(self))
         given = self._known(g, args, kwargs, what)
         if what == 'shape':
             for k, v in given.items():
@@ -226,7 +236,7 @@ class Symbol:
             res = infer(g, dtypes={k: dtype_name(v) for k, v in given.items()})
         table = res.shapes if what == 'shape' else res.dtypes
         arg, out, aux = ([table[n][0] for n in g.arguments()],
-                         [table[n][i] for n, i in self._outputs],
+                         [table[n][i] for n, i in g.heads],
                          [table[n][0] for n in g.auxiliary()])
         if unknowns:
             arg, out, aux = ([None if s is None else tuple(-1 if d == 0 else d for d in s)
@@ -349,9 +359,40 @@ class Symbol:
     # -- execution --
     def bind(self, ctx, args, args_grad=None, grad_req='write', aux_states=None,
              group2ctx=None, shared_exec=None):
-        """An Executor running this symbol on the given arrays."""
+        """An Executor running this symbol on the given arrays (partitioned first by the
+        subgraph backend ``MXNET_SUBGRAPH_BACKEND`` names, as in MXNet)."""
         from .executor import Executor
-        return Executor(self, ctx, args, args_grad, grad_req, aux_states)
+        return Executor(self._for_env_backend(), ctx, args, args_grad, grad_req, aux_states)
+
+    def _for_env_backend(self):
+        from .subgraph import env_backend
+        backend = env_backend()
+        return self if backend is None else self.optimize_for(backend)
+
+    def optimize_for(self, backend, args=None, aux=None, ctx=None, shape_dict=None,
+                     type_dict=None, stype_dict=None, skip_infer=False, **kwargs):
+        """This symbol partitioned by subgraph backend ``backend`` (see symbol/subgraph.py):
+        the nodes it selects, grouped into ``_CachedOp`` nodes. ``args``/``aux`` (arrays by
+        name or in order), the shape, type and storage-type dicts and backend options
+        (``dedup_subgraph``, ...) are accepted as MXNet takes them; neomx's backends select
+        nodes by their operator and attributes alone, so they leave the result unchanged.
+
+        >>> import neomx as mx
+        >>> from neomx.base import _LIB, c_str, c_str_array, mx_uint, check_call
+        >>> y = mx.sym.sin(mx.sym.exp(mx.sym.var('x')))
+        >>> _ = check_call(_LIB.MXSetSubgraphPropertyOpNamesV2(
+        ...     c_str('default'), mx_uint(2), c_str_array(['exp', 'sin'])))
+        >>> y.optimize_for('default').get_internals().list_outputs()
+        ['x', '_CachedOp0_sin0_output']
+        """
+        from .subgraph import backend_of, partition
+        select = backend_of(backend, 'optimize_for')
+        copy = _copy_graph(self._outputs, {})
+        return Symbol(partition(copy, select))
+
+    def get_backend_symbol(self, backend):
+        """This symbol partitioned by subgraph backend ``backend`` (``optimize_for``)."""
+        return self.optimize_for(backend)
 
     def simple_bind(self, ctx, grad_req='write', type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
@@ -359,8 +400,8 @@ class Symbol:
         """An Executor with arrays allocated from the shapes in ``kwargs``
         (``force_rebind``, a hint to MXNet's memory planner, changes nothing here)."""
         from .executor import simple_bind
-        return simple_bind(self, ctx, grad_req, type_dict, kwargs, group2ctx, shared_arg_names,
-                           shared_exec, shared_buffer, stype_dict)
+        return simple_bind(self._for_env_backend(), ctx, grad_req, type_dict, kwargs, group2ctx,
+                           shared_arg_names, shared_exec, shared_buffer, stype_dict)
 
     def eval(self, ctx=None, **kwargs):
         """The outputs (a list of NDArrays) for the arrays in ``kwargs``."""

@@ -317,11 +317,29 @@ class GloVe(_TokenEmbedding):
         self._build_embedding_for_vocabulary(vocabulary)
 
 
+# Wikipedia language codes of fastText's published wiki.<code>.vec files, and of the aligned
+# (multilingual) wiki.multi.<code>.vec ones.
+_FASTTEXT_WIKI = """
+aa ab ace ady af ak als am ang an arc ar arz ast as av ay azb az bar bat_smg ba bcl be bg bh bi
+bjn bm bn bo bpy br bs bug bxr ca cbk_zam cdo ceb ce cho chr ch chy ckb co crh cr csb cs cu cv
+cy da de diq dsb dv dz ee el eml en eo es et eu ext fa ff fiu_vro fi fj fo frp frr fr fur fy gag
+gan ga gd glk gl gn gom got gu gv hak ha haw he hif hi ho hr hsb ht hu hy hz ia id ie ig ii ik ilo
+io is it iu jam ja jbo jv kaa kab ka kbd kg ki kj kk kl km kn koi ko krc kr ksh ks ku kv kw ky lad
+la lbe lb lez lg lij li lmo ln lo lrc ltg lt lv mai map_bms mdf mg mhr mh min mi mk ml mn mo mrj mr
+ms mt mus mwl my myv mzn nah nap na nds_nl nds ne new ng nl nn no nov nrm nso nv ny oc olo om or os
+pag pam pap pa pcd pdc pfl pih pi pl pms pnb pnt ps pt qu rm rmy rn roa_rup roa_tara ro rue ru rw
+sah sa scn sco sc sd se sg sh simple si sk sl sm sn so sq srn sr ss stq st su sv sw szl ta tcy tet
+te tg th ti tk tl tn to tpi tr ts tt tum tw ty tyv udm ug uk ur uz vec vep ve vi vls vo war wa wo
+wuu xal xh xmf yi yo za zea zh_classical zh_min_nan zh zh_yue zu"""
+_FASTTEXT_ALIGNED = """
+ar bg ca cs da de el en es et fi fr he hr hu id it mk nl no pl pt ro ru sk sl sv tr uk vi"""
+
+
 @register
 class FastText(_TokenEmbedding):
     """fastText vectors (Bojanowski et al. 2016, https://fasttext.cc; CC BY-SA 3.0), read from
     ``embedding_root/fasttext/<pretrained_file_name>`` (a ``.vec`` file; downloaded when absent
-    and the network is there). Any published file name is accepted.
+    and the network is there), one of ``get_pretrained_file_names('fasttext')``.
 
     Parameters
     ----------
@@ -331,7 +349,12 @@ class FastText(_TokenEmbedding):
     vocabulary : Vocabulary, optional
     """
     namespace = 'fasttext'
-    pretrained_file_name_sha1 = {}
+    # the files fastText published: Wikipedia vectors per language, MUSE's aligned ones and
+    # three English sets (the names MXNet 1.9.1 lists)
+    pretrained_file_name_sha1 = dict.fromkeys(
+        ['wiki.%s.vec' % lang for lang in _FASTTEXT_WIKI.split()] +
+        ['wiki.multi.%s.vec' % lang for lang in _FASTTEXT_ALIGNED.split()] +
+        ['crawl-300d-2M.vec', 'wiki-news-300d-1M-subword.vec', 'wiki-news-300d-1M.vec'])
 
     @classmethod
     def _get_download_file_name(cls, pretrained_file_name):
