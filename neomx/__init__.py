@@ -48,6 +48,7 @@ from . import rnn
 from .symbol import onnx
 from . import visualization
 from . import visualization as viz
+from . import library
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
            'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', 'test_utils',
@@ -56,7 +57,7 @@ __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context
            'module', 'mod', 'rnn', 'onnx', 'util', 'runtime', 'operator', 'is_np_array',
            'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np_array', 'use_np_shape',
            'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img', 'contrib',
-           'visualization', 'viz', '__version__']
+           'visualization', 'viz', 'library', '__version__']
 
 
 def _freeze_import_garbage():

@@ -101,3 +101,16 @@ def test_hybridize_with_a_subgraph_backend(default_ops, tmp_path):
     net.hybridize(backend='unknown-backend')
     with pytest.raises(MXNetError, match='unknown backend'):
         net(x)
+
+
+def test_library_load_says_what_it_cannot_do(tmp_path):
+    with pytest.raises(MXNetError, match='does NOT exist'):
+        mx.library.load(str(tmp_path / 'libnope.so'))
+    txt = tmp_path / 'notes.txt'
+    txt.write_text('x')
+    with pytest.raises(MXNetError, match='NOT a library file'):
+        mx.library.load(str(txt))
+    lib = tmp_path / 'libcustom.so'
+    lib.write_bytes(b'\x7fELF')
+    with pytest.raises(MXNetError, match='cannot load MXNet C\\+\\+ extension libraries'):
+        mx.library.load(str(lib))
