@@ -349,3 +349,25 @@ def test_assigning_into_a_marked_sparse_array_keeps_its_gradient():
     y.backward()
     assert y.stype == 'row_sparse' and x.grad.asnumpy().tolist() == [[3, 3]] * 3
     assert x.indices.asnumpy().tolist() == [0, 2]
+
+
+def test_save_and_load_sparse_records_with_mxnet(mxnet_ref, tmp_path):
+    # MXNet's sparse records: the stored values and indices, not the dense array (MXNet
+    # 1.9.1's pip build refuses shapes of 2^31 elements or more)
+    n = 40000
+    big = nd.sparse.csr_matrix(([5.0], [n - 1], [0] + [1] * n), shape=(n, n))
+    r = nd.array([[0, 0], [1, 2], [0, 0]]).tostype('row_sparse')
+    nd.save(str(tmp_path / 'mine.nd'), {'big': big, 'r': r})
+    assert (tmp_path / 'mine.nd').stat().st_size < 2 * 8 * n      # not 4 * n * n bytes
+    out = mxnet_ref(
+        "import mxnet as mx\n"
+        "d = mx.nd.load(%r)\n"
+        "print(d['big'].stype, d['big'].shape, d['big'].data.asnumpy().tolist(),"
+        " d['r'].indices.asnumpy().tolist(), d['r'].asnumpy().tolist())\n"
+        "c = mx.nd.array([[0, 1, 0], [2, 0, 3]]).tostype('csr')\n"
+        "mx.nd.save(%r, [c, mx.nd.array([[0, 0], [4, 5]]).tostype('row_sparse')])\n"
+        % (str(tmp_path / 'mine.nd'), str(tmp_path / 'theirs.nd')))
+    assert out.split()[0] == 'csr' and '[5.0]' in out and '[1]' in out
+    c, rr = nd.load(str(tmp_path / 'theirs.nd'))
+    assert c.stype == 'csr' and c.indices.asnumpy().tolist() == [1, 0, 2]
+    assert rr.stype == 'row_sparse' and rr.asnumpy().tolist() == [[0, 0], [4, 5]]

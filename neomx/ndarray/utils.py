@@ -39,7 +39,78 @@ _NP_OF_FLAG = {0: np.float32, 1: np.float64, 2: np.float16, 3: np.uint8, 4: np.i
 _BF16 = 12
 
 
+def _shape_bytes(shape):
+    return struct.pack('<i%dq' % len(shape), len(shape), *shape)
+
+
+def _sparse_record(arr):
+    """A csr or row_sparse array's record, as MXNet writes it: after the storage type, the
+    shape of the stored values, then the shape, context and dtype, each index array's dtype
+    and shape (csr: indptr, indices; row_sparse: indices), the values and the indices."""
+    t = arr._sparse_now().detach().cpu()
+    if arr.stype == 'csr':
+        values, aux, stype = t.values(), [t.crow_indices(), t.col_indices()], 2
+    else:
+        t = t.coalesce()
+        values, aux, stype = t.values(), [t.indices()[0]], 1
+    magic = V3_MAGIC if is_np_shape() else V2_MAGIC
+    out = [struct.pack('<Ii', magic, stype), _shape_bytes(tuple(values.shape)),
+           _shape_bytes(arr.shape),
+           struct.pack('<iii', 2 if arr.context.device_typeid == 2 else 1, arr.context.device_id,
+                       dtype_flag(arr._dtype))]
+    for a in aux:
+        out.append(struct.pack('<i', dtype_flag('int64')) + _shape_bytes(tuple(a.shape)))
+    out.append(np.ascontiguousarray(values.numpy()).tobytes())
+    out.extend(np.ascontiguousarray(a.to(torch.int64).numpy()).tobytes() for a in aux)
+    return b''.join(out)
+
+
+def _read_sparse(r, stype):
+    """The rest of a csr (2) or row_sparse (1) record (see ``_sparse_record``)."""
+    from .sparse import _host_array, _rules
+    def shape(what):
+        (ndim,) = r.unpack('<i', what)
+        if not 0 <= ndim <= 32:
+            raise MXNetError("%s: corrupt record (%s of %d dims)" % (r.source, what, ndim))
+        return tuple(r.unpack('<%dq' % ndim, what))
+    shape('storage shape')
+    dims = shape('shape')
+    dev_type, dev_id = r.unpack('<ii', 'context')
+    (flag,) = r.unpack('<i', 'dtype flag')
+    naux = 2 if stype == 2 else 1
+    aux = []
+    for _ in range(naux):
+        (aflag,) = r.unpack('<i', 'index dtype')
+        aux.append((aflag, shape('index shape')))
+    np_type = _NP_OF_FLAG.get(flag)
+    if np_type is None or stype not in (1, 2) or (stype == 2 and len(dims) != 2):
+        raise MXNetError("%s: unsupported sparse record (storage type %d, dtype flag %d, shape "
+                         "%s)" % (r.source, stype, flag, dims))
+
+    def take(np_t, shp, what):
+        n = 1
+        for d in shp:
+            n *= d
+        return np.frombuffer(r.take(np.dtype(np_t).itemsize * n, what), dtype=np_t).reshape(shp)
+    # the values' shape from the indices' (MXNet 1.9.1 writes a row_sparse array's storage
+    # shape with 0 rows)
+    nnz = aux[-1][1][0] if aux[-1][1] else 0
+    storage = (nnz,) if stype == 2 else (nnz,) + tuple(dims[1:])
+    values = torch.from_numpy(take(np_type, storage, 'values').copy())
+    idx = [torch.from_numpy(take(_NP_OF_FLAG[f], s, 'indices').astype(np.int64))
+           for f, s in aux]
+    if stype == 2:
+        t = _rules.csr_tensor(idx[0], idx[1], values, dims)
+        name = 'csr'
+    else:
+        t = _rules.rsp_tensor(idx[0], values, dims)
+        name = 'row_sparse'
+    return _host_array(t, _place(dev_type, dev_id), name)
+
+
 def _record(arr):
+    if arr._sparse:
+        return _sparse_record(arr)
     t = arr._data().detach()
     if t.device.type != 'cpu':
         t = t.cpu()
@@ -144,8 +215,7 @@ def _read_array(r):
     if magic in (V2_MAGIC, V3_MAGIC):
         (stype,) = r.unpack('<i', 'storage type')
         if stype != 0:
-            raise MXNetError("%s: sparse arrays (storage type %d) are not supported; neomx arrays "
-                             "are dense" % (r.source, stype))
+            return _read_sparse(r, stype)
         (ndim,) = r.unpack('<i', 'ndim')
         legacy_dims = False
     elif magic == V1_MAGIC:
