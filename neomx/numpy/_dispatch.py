@@ -7,8 +7,8 @@ running NumPy no longer has (NumPy 2 dropped ``sometrue``, ``round_`` and ``prod
 
 >>> import numpy as onp, neomx as mx
 >>> a = mx.np.array([1.0, 2.0])
->>> type(onp.concatenate([a, a])).__module__, onp.exp(a).shape
-('neomx.numpy', (2,))
+>>> isinstance(onp.concatenate([a, a]), mx.np.ndarray), onp.exp(a).shape
+(True, (2,))
 """
 import functools
 
