@@ -26,7 +26,7 @@ import importlib.util
 import sys
 import types
 
-from . import _numpy1
+from . import _library_checks, _numpy1
 
 __all__ = ['install', 'uninstall', 'installed', 'alias_module', 'MXNetModule', 'ALIAS', 'TARGET',
            'MXNET_VERSION']
@@ -150,10 +150,12 @@ def install():
     a real MXNet that may be installed). Modules already imported as ``neomx.*`` are registered
     as ``mxnet.*`` at once, so ``sys.modules`` agrees with what an import would give. Code
     importing ``mxnet`` is written for NumPy 1 too: the names NumPy 2 removed come back
-    (neomx/_numpy1.py)."""
+    (neomx/_numpy1.py); libraries built on MXNet find what they check for as they import
+    (neomx/_library_checks.py)."""
     if _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)
         _numpy1.restore()
+    _library_checks.install()
     for name, mod in list(sys.modules.items()):
         if mod is not None and (name == TARGET or name.startswith(TARGET + '.')):
             sys.modules.setdefault(ALIAS + name[len(TARGET):],
@@ -164,6 +166,7 @@ def uninstall():
     """Removes the alias and forgets the ``mxnet.*`` entries it made."""
     if _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
+    _library_checks.uninstall()
     for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + '.')]:
         mod = sys.modules[name]
         if mod is not None and (mod is _alias

@@ -1,6 +1,8 @@
 """gluon.nn layers: shapes, default initialisers, train/predict behaviour, reprs, and a
 differential run against MXNet 1.9.1 (same weights and inputs in, same outputs, gradients,
 running statistics and reprs out)."""
+import contextlib
+import io
 import json
 import textwrap
 
@@ -264,3 +266,78 @@ def test_layers_match_mxnet(tmp_path, mxnet_ref):
     for key, value in ref.items():
         np.testing.assert_allclose(ours[key], value, rtol=1e-4, atol=1e-5, err_msg=key)
     assert our_reprs == ref_reprs
+
+
+# -- a layer's _kwargs are read at each call, as MXNet does ---------------------------------------
+
+def _conv_ref(x, weight, bias, **kw):
+    return nd.Convolution(x, weight, bias, kernel=(3, 3), num_filter=4, **kw).asnumpy()
+
+
+@pytest.mark.parametrize('hybridize', [False, True])
+def test_conv_kwargs_changed_after_building(hybridize):
+    # code built on MXNet changes a layer's settings after building it (GluonCV's SSD on a
+    # ResNet sets conv1._kwargs['stride'] = (1, 1)); the next call uses them
+    conv = nn.Conv2D(4, 3, strides=2, in_channels=2)
+    conv.initialize()
+    x = nd.random.normal(shape=(1, 2, 6, 6))
+    assert conv(x).shape == (1, 4, 2, 2)
+    conv._kwargs['stride'] = (1, 1)
+    if hybridize:
+        conv.hybridize()
+    w, b = conv.weight.data(), conv.bias.data()
+    np.testing.assert_allclose(conv(x).asnumpy(), _conv_ref(x, w, b, stride=(1, 1)), rtol=1e-5,
+                               atol=1e-6)
+    # another dict in place of _kwargs, and a change to that dict
+    conv._kwargs = dict(conv._kwargs, pad=(1, 1))
+    conv.hybridize(active=False)
+    np.testing.assert_allclose(conv(x).asnumpy(), _conv_ref(x, w, b, pad=(1, 1)), rtol=1e-5,
+                               atol=1e-6)
+    conv._kwargs['dilate'] = (2, 2)
+    np.testing.assert_allclose(conv(x).asnumpy(),
+                               _conv_ref(x, w, b, pad=(1, 1), dilate=(2, 2)), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_layer_kwargs_reach_symbols_and_pooling_batchnorm():
+    pool = nn.MaxPool2D(2)
+    pool._kwargs.update(stride=(1, 1))
+    assert pool(nd.ones((1, 1, 4, 4))).shape == (1, 1, 3, 3)
+    conv = nn.Conv2D(3, 3, strides=2)
+    conv._kwargs['stride'] = (1, 1)
+    out = conv(mx.sym.var('data'))
+    assert out.infer_shape(data=(1, 2, 5, 5))[1][0] == (1, 3, 3, 3)
+    attrs = {n['name']: n.get('attrs', {}) for n in json.loads(out.tojson())['nodes']}
+    assert attrs[conv.name + '_fwd']['stride'] == '(1, 1)'
+    bn = nn.BatchNorm(in_channels=2)
+    bn.initialize()
+    bn.running_mean.set_data(nd.array([1.0, -1.0]))
+    x = nd.zeros((1, 2, 1, 1))
+    with autograd.record(train_mode=True):
+        batch_stats = bn(x).asnumpy()
+    bn._kwargs['use_global_stats'] = True
+    mean, var = bn.running_mean.data().asnumpy(), bn.running_var.data().asnumpy()
+    with autograd.record(train_mode=True):
+        global_stats = bn(x).asnumpy()
+    np.testing.assert_allclose(batch_stats.ravel(), [0, 0], atol=1e-6)
+    np.testing.assert_allclose(global_stats.ravel(), -mean / np.sqrt(var + 1e-5), rtol=1e-4)
+    np.testing.assert_allclose(bn.running_mean.data().asnumpy(), mean)     # not updated
+
+
+def test_layer_kwargs_changed_match_mxnet(mxnet_ref):
+    code = textwrap.dedent('''
+        from mxnet.gluon import nn
+        conv = nn.Conv2D(4, 3, strides=2, padding=1)
+        conv._kwargs['stride'] = (1, 1)
+        pool = nn.AvgPool2D(3)
+        pool._kwargs['pad'] = (1, 1)
+        for blk in (conv, pool):
+            blk.initialize()
+            print(blk(mx.nd.ones((1, 2, 7, 7))).shape)
+    ''')
+    ref = mxnet_ref('import mxnet as mx\n' + code)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(code.replace('from mxnet.', 'from neomx.'), {'mx': mx})
+    out = buf.getvalue()
+    assert out == ref

@@ -593,3 +593,22 @@ def test_op_hook_registered_after_the_first_call():
     mx.nd.waitall()
     assert calls == [b'net_dense0_fwd_output', b'net_dense0_relu_fwd_output',
                      b'net_dense1_fwd_output']
+
+
+def test_long_parameter_names_in_generated_signature():
+    # parameter names longer than a line (deep networks' prefixes, with digits) stay whole in
+    # the generated function's signature
+    prefix = ''.join('stage%d_attentionmodule%d_' % (i, i) for i in range(5))
+    net = nn.HybridSequential(prefix=prefix)
+    with net.name_scope():
+        net.add(nn.Dense(3, in_units=4), nn.Dense(2))
+    net.initialize()
+    assert max(len(n) for n in net.collect_params()) > 150
+    x = nd.random.normal(shape=(2, 4))
+    eager = net(x).asnumpy()
+    net.hybridize()
+    np.testing.assert_allclose(net(x).asnumpy(), eager, rtol=1e-6)
+    code = net.hybridized_code()
+    compile(code, '<generated>', 'exec')
+    assert all(name.replace('.', '_') in code or name in code
+               for name in ['%sdense0_weight' % prefix])

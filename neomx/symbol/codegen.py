@@ -212,7 +212,7 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
     head = ['# %s' % title] if title else []
     sig = textwrap.fill(', '.join(params + ['generator=None', 'device=None']), 96,
                         initial_indent=' ' * 8, subsequent_indent=' ' * 8,
-                        break_on_hyphens=False).strip()
+                        break_on_hyphens=False, break_long_words=False).strip()
     lines.append('    return (%s%s)' % (', '.join(rets), ',' if len(rets) == 1 else ''))
     src = '\n'.join(head + ['def %s(%s):' % (fname, sig)] + lines) + '\n'
     filename = '<neomx-generated-%d %s>' % (next(_COUNTER), name)

@@ -3,7 +3,7 @@ import numpy as np
 
 from ... import ndarray as nd
 from ...base import MXNetError
-from ..block import Block, FixedOp, HybridBlock, _utils
+from ..block import Block, CallKwargs, FixedOp, HybridBlock, _utils
 from .activations import Activation
 
 __all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'Embedding', 'BatchNorm',
@@ -222,8 +222,8 @@ class BatchNorm(_Norm):
                  running_mean_initializer='zeros', running_variance_initializer='ones',
                  in_channels=0, **kwargs):
         super().__init__(**kwargs)
-        self._kwargs = {'axis': axis, 'eps': epsilon, 'momentum': momentum,
-                        'fix_gamma': not scale, 'use_global_stats': use_global_stats}
+        self._kwargs = CallKwargs(axis=axis, eps=epsilon, momentum=momentum,
+                                  fix_gamma=not scale, use_global_stats=use_global_stats)
         if in_channels != 0:
             self.in_channels = in_channels
         self._scale_shift(in_channels, center, scale, beta_initializer, gamma_initializer,
@@ -236,7 +236,7 @@ class BatchNorm(_Norm):
                                            shape=(in_channels,),
                                            init=running_variance_initializer,
                                            allow_deferred_init=True, differentiable=False)
-        self._bn = FixedOp('BatchNorm', **self._kwargs)
+        self._bn = FixedOp('BatchNorm', owner=self)
 
     def cast(self, dtype):
         # float16 batch statistics lose too much: they stay float32.
@@ -343,12 +343,12 @@ class Embedding(HybridBlock):
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
         grad_stype = 'row_sparse' if sparse_grad else 'default'
-        self._kwargs = {'input_dim': input_dim, 'output_dim': output_dim, 'dtype': dtype,
-                        'sparse_grad': sparse_grad}
+        self._kwargs = CallKwargs(input_dim=input_dim, output_dim=output_dim, dtype=dtype,
+                                  sparse_grad=sparse_grad)
         self.weight = self.params.get('weight', shape=(input_dim, output_dim),
                                       init=weight_initializer, dtype=dtype,
                                       allow_deferred_init=True, grad_stype=grad_stype)
-        self._embed = FixedOp('Embedding', **self._kwargs)
+        self._embed = FixedOp('Embedding', owner=self)
 
     def hybrid_forward(self, F, x, weight):
         return self._embed(F, x, weight)
