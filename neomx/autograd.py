@@ -309,7 +309,14 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
                 g = g.reshape(buf._shape)
             if lv.shadow is not None:           # an integer variable's gradient
                 g = g.to(gvar.tensor.dtype if gvar.tensor is not None else torch.int64)
-            if req == 'add':
+            if g.layout is not torch.strided:
+                # a sparse gradient (Embedding's with sparse_grad): a sparse buffer keeps it
+                # sparse (its storage converts it), a dense one gets its dense form
+                if req == 'add':
+                    gvar.tensor = gvar.tensor + g
+                else:
+                    gvar.tensor = g if buf._sparse else g.to_dense()
+            elif req == 'add':
                 gvar.tensor = gvar.tensor + g
             else:
                 # a weight stored channels-last gets its gradient so (ops.layout.keep_channels_last)
@@ -368,7 +375,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
             if g.shape != o._shape:
                 with torch.set_grad_enabled(create_graph):     # in the new graph
                     g = g.reshape(o._shape)
-            o._var.tensor = g
+            o._var.tensor = g if g.layout is torch.strided else g.to_dense()
     _engine._engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
     return outs     # a list even for a single variable, as in MXNet
 

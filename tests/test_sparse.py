@@ -335,6 +335,8 @@ def test_sparse_embedding_gradient_stores_the_looked_up_rows():
         y = nd.Embedding(nd.array([3, 7, 3]), w, input_dim=1000, output_dim=4,
                          sparse_grad=True)
     y.backward()
+    w.grad.wait_to_read()
+    assert w.grad._var.stored() is not None         # torch's sparse gradient, never dense
     assert w.grad.stype == 'row_sparse' and w.grad.indices.asnumpy().tolist() == [3, 7]
     assert w.grad._sparse_now().values().shape == (2, 4)       # two rows, not 1000
     assert w.grad.asnumpy()[3].tolist() == [2, 2, 2, 2]

@@ -1379,9 +1379,11 @@ def _embedding_infer(attrs, shapes, dtypes):
 
 
 def _embedding(data, weight, input_dim=0, output_dim=0, dtype='float32', sparse_grad=False):
-    """Rows of ``weight`` picked by the indices in ``data`` (clipped to [0, input_dim))."""
+    """Rows of ``weight`` picked by the indices in ``data`` (clipped to [0, input_dim)); with
+    ``sparse_grad`` the weight's gradient is a sparse tensor of the rows looked up (a
+    row_sparse gradient array stores just those)."""
     idx = data.to(torch.int64).clamp(0, input_dim - 1)
-    return F.embedding(idx, weight)
+    return F.embedding(idx, weight, sparse=bool(sparse_grad) and weight.requires_grad)
 
 
 register('Embedding', inputs=('data', 'weight'), infer=_embedding_infer,

@@ -443,9 +443,13 @@ class Executor:
             for nm, t, g in zip(saved['names'], saved['inputs'], grads):
                 arr, req = targets[nm]
                 g = torch.zeros_like(t) if g is None else g
+                if g.layout is not torch.strided and (req == 'add' or not arr._sparse):
+                    g = g.to_dense()        # (Embedding's sparse gradient, for a dense array)
                 want = dtype_torch(arr._dtype)    # an integer argument's is its shadow's
                 if req == 'add':
                     arr._var.tensor = (arr._tensor() + g).to(want)
+                elif g.layout is not torch.strided:
+                    arr._var.tensor = g if g.dtype == want else g.to(want)
                 else:
                     arr._var.tensor = dense(g if g.dtype == want else g.to(want))
         work = saved['work']
