@@ -1394,14 +1394,14 @@ register('Embedding', inputs=('data', 'weight'), infer=_embedding_infer,
 
 def _sparse_embedding(data, weight, input_dim=0, output_dim=0, dtype='float32',
                       deterministic=False):
-    """Embedding whose weight MXNet keeps row-sparse (neomx arrays are dense, so it is the
-    same lookup); out-of-range indices are an error here, as in MXNet, not clipped."""
+    """Embedding whose weight's gradient is row_sparse (torch's sparse gradient of the rows
+    looked up); out-of-range indices are an error here, as in MXNet, not clipped."""
     idx = data.to(torch.int64)
     if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= input_dim):
         raise ShapeError("SparseEmbedding: input contains indices outside [0, %d): %s"
                          % (input_dim, sorted(set(idx[(idx < 0) | (idx >= input_dim)]
                                                   .tolist()))[:10]))
-    return F.embedding(idx, weight)
+    return F.embedding(idx, weight, sparse=weight.requires_grad)
 
 
 register('_contrib_SparseEmbedding', inputs=('data', 'weight'), infer=_embedding_infer,
