@@ -71,7 +71,8 @@ def _read_sparse(r, stype):
     def shape(what):
         (ndim,) = r.unpack('<i', what)
         if not 0 <= ndim <= 32:
-            raise MXNetError("%s: corrupt record (%s of %d dims)" % (r.source, what, ndim))
+            raise MXNetError("%s: corrupt sparse record (%s of %d dims)"
+                             % (r.source, what, ndim))
         return tuple(r.unpack('<%dq' % ndim, what))
     shape('storage shape')
     dims = shape('shape')
@@ -96,8 +97,10 @@ def _read_sparse(r, stype):
     # shape with 0 rows)
     nnz = aux[-1][1][0] if aux[-1][1] else 0
     storage = (nnz,) if stype == 2 else (nnz,) + tuple(dims[1:])
-    values = torch.from_numpy(take(np_type, storage, 'values').copy())
-    idx = [torch.from_numpy(take(_NP_OF_FLAG[f], s, 'indices').astype(np.int64))
+    if any(f not in _NP_OF_FLAG for f, _ in aux) or any(d < 0 for _, s in aux for d in s):
+        raise MXNetError("%s: corrupt sparse record (index arrays %s)" % (r.source, aux))
+    values = torch.from_numpy(take(np_type, storage, 'sparse values').copy())
+    idx = [torch.from_numpy(take(_NP_OF_FLAG[f], s, 'sparse indices').astype(np.int64))
            for f, s in aux]
     if stype == 2:
         t = _rules.csr_tensor(idx[0], idx[1], values, dims)
