@@ -841,6 +841,80 @@ def main():
     load_before = info['load average']
     results = {}        # (workload, variant) -> list of answers
     rng = random.Random(27)
+    def report(workloads, final):
+        """The tables of the workloads measured so far; written to --json after each
+        workload (a run stopped early keeps them), printed at the end."""
+        try:
+            load_after = '%.2f %.2f %.2f' % os.getloadavg()
+        except OSError:
+            load_after = '?'
+
+        def med(w, n, key):
+            runs = results.get((w, n))
+            return statistics.median(r[key] for r in runs) if runs else None
+
+        headers = ['workload'] + ['%s (s)' % n for n in names]
+        if 'neomx' in names:
+            headers += ['neomx / %s' % n for n in names if n != 'neomx']
+        rows = []
+        for w in workloads:
+            row = [TITLES[w]] + [med(w, n, 'wall') for n in names]
+            if 'neomx' in names:
+                row += [ratio(med(w, 'neomx', 'wall'), med(w, n, 'wall')) for n in names
+                        if n != 'neomx']
+            rows.append(row)
+        cpu_rows = [[TITLES[w]] + [med(w, n, 'cpu') for n in names]
+                    + [med(w, n, 'workers_cpu') for n in names] for w in workloads]
+        phase_rows = []
+        for w in workloads:
+            for n in names:
+                runs = results.get((w, n))
+                if runs:
+                    phase_rows.append([TITLES[w], n] + [
+                        statistics.median(r['phases'][k] for r in runs) for k in PHASES])
+        loads = [r['load'] for runs in results.values() for r in runs]
+        notes = [
+            'median of %d rounds, each running every variant once in a seeded random order, after '
+            'a warm-up run each; every variant in its own process' % args.repeat,
+            'Fashion-MNIST loops: %d epoch(s) of %d training images (LeNet: %d) and a pass over '
+            '%d test images per run, batch 256, DataLoader with 4 workers (%s data); RNN: %d '
+            'epochs of a 10,000-character generated corpus (8 batches of 32 x 35 steps per epoch)'
+            % (args.epochs, args.train, min(args.bn_train, args.train), args.test, source,
+               args.rnn_epochs),
+            'load average (1 min) before %s, after %s; during the runs %.1f-%.1f (median %.1f)'
+            % (load_before, load_after, min(loads), max(loads), statistics.median(loads)),
+        ]
+        targets = []
+        if 'neomx' in names:
+            for w in workloads:
+                for n, limit in (('mxnet', 1.0), ('torch', 1.2)):
+                    if n in names:
+                        r = ratio(med(w, 'neomx', 'wall'), med(w, n, 'wall'))
+                        targets.append('%s %s %s' % (w, fmt(r), 'met' if r <= limit else 'MISSED'))
+            notes.append('targets (<= 1.0x MXNet 1.9.1, <= 1.2x PyTorch), in that order: '
+                         + '; '.join(targets))
+        result = {'title': 'The book\'s small-model loops (seconds per run)',
+                  'about': 'Wall seconds of one run of each loop (training and the test accuracy); '
+                           'ratios are neomx against each other variant (lower is better).',
+                  'headers': headers, 'rows': rows, 'notes': notes, 'machine': info,
+                  'cpu': {'headers': ['workload'] + ['%s (s)' % n for n in names]
+                          + ['%s workers (s)' % n for n in names],
+                          'rows': cpu_rows},
+                  'phases': {'headers': ['workload', 'variant'] + ['%s (s)' % k for k in PHASES],
+                             'rows': phase_rows},
+                  'runs': {'%s/%s' % k: v for k, v in results.items()}}
+        if args.json:
+            with open(args.json, 'w') as f:
+                json.dump(result, f, indent=1)
+        if not final:
+            return
+        print_result(result)
+        print('\nCPU seconds of each process (its own threads) and of its DataLoader worker '
+              'processes:\n')
+        print(markdown_table(result['cpu']['headers'], cpu_rows))
+        print('\nWhere the front end spent its time (seconds per run, medians):\n')
+        print(markdown_table(result['phases']['headers'], phase_rows))
+
     for w in workloads:
         f = bn_file if w == 'bn' else data_file
         variants = {n: Variant(n, kinds[n], specs[kinds[n]][0], specs[kinds[n]][1], f, envs[n])
@@ -862,74 +936,8 @@ def main():
         finally:
             for v in variants.values():
                 v.close()
-    try:
-        load_after = '%.2f %.2f %.2f' % os.getloadavg()
-    except OSError:
-        load_after = '?'
-
-    def med(w, n, key):
-        runs = results.get((w, n))
-        return statistics.median(r[key] for r in runs) if runs else None
-
-    headers = ['workload'] + ['%s (s)' % n for n in names]
-    if 'neomx' in names:
-        headers += ['neomx / %s' % n for n in names if n != 'neomx']
-    rows = []
-    for w in workloads:
-        row = [TITLES[w]] + [med(w, n, 'wall') for n in names]
-        if 'neomx' in names:
-            row += [ratio(med(w, 'neomx', 'wall'), med(w, n, 'wall')) for n in names
-                    if n != 'neomx']
-        rows.append(row)
-    cpu_rows = [[TITLES[w]] + [med(w, n, 'cpu') for n in names]
-                + [med(w, n, 'workers_cpu') for n in names] for w in workloads]
-    phase_rows = []
-    for w in workloads:
-        for n in names:
-            runs = results.get((w, n))
-            if runs:
-                phase_rows.append([TITLES[w], n] + [statistics.median(r['phases'][k] for r in runs)
-                                                    for k in PHASES])
-    loads = [r['load'] for runs in results.values() for r in runs]
-    notes = [
-        'median of %d rounds, each running every variant once in a seeded random order, after '
-        'a warm-up run each; every variant in its own process' % args.repeat,
-        'Fashion-MNIST loops: %d epoch(s) of %d training images (LeNet: %d) and a pass over %d '
-        'test images per run, batch 256, DataLoader with 4 workers (%s data); RNN: %d epochs of '
-        'a 10,000-character generated corpus (8 batches of 32 x 35 steps per epoch)'
-        % (args.epochs, args.train, min(args.bn_train, args.train), args.test, source,
-           args.rnn_epochs),
-        'load average (1 min) before %s, after %s; during the runs %.1f-%.1f (median %.1f)'
-        % (load_before, load_after, min(loads), max(loads), statistics.median(loads)),
-    ]
-    targets = []
-    if 'neomx' in names:
-        for w in workloads:
-            for n, limit in (('mxnet', 1.0), ('torch', 1.2)):
-                if n in names:
-                    r = ratio(med(w, 'neomx', 'wall'), med(w, n, 'wall'))
-                    targets.append('%s %s %s' % (w, fmt(r), 'met' if r <= limit else 'MISSED'))
-        notes.append('targets (<= 1.0x MXNet 1.9.1, <= 1.2x PyTorch), in that order: '
-                     + '; '.join(targets))
-    result = {'title': 'The book\'s small-model loops (seconds per run)',
-              'about': 'Wall seconds of one run of each loop (training and the test accuracy); '
-                       'ratios are neomx against each other variant (lower is better).',
-              'headers': headers, 'rows': rows, 'notes': notes, 'machine': info,
-              'cpu': {'headers': ['workload'] + ['%s (s)' % n for n in names]
-                      + ['%s workers (s)' % n for n in names],
-                      'rows': cpu_rows},
-              'phases': {'headers': ['workload', 'variant'] + ['%s (s)' % k for k in PHASES],
-                         'rows': phase_rows},
-              'runs': {'%s/%s' % k: v for k, v in results.items()}}
-    print_result(result)
-    print('\nCPU seconds of each process (its own threads) and of its DataLoader worker '
-          'processes:\n')
-    print(markdown_table(result['cpu']['headers'], cpu_rows))
-    print('\nWhere the front end spent its time (seconds per run, medians):\n')
-    print(markdown_table(result['phases']['headers'], phase_rows))
-    if args.json:
-        with open(args.json, 'w') as f:
-            json.dump(result, f, indent=1)
+        report(workloads[:workloads.index(w) + 1], False)
+    report(workloads, True)
 
 
 if __name__ == '__main__':
