@@ -15,7 +15,9 @@ what they check for, in memory (no file on disk is changed):
   executed (or at once, if it was imported before the alias was installed). GluonCV's
   ``_require_pytorch_version`` treats a torch outside the range GluonCV supports as absent
   (ImportError), so GluonCV imports its MXNet half only, as it does where torch is not
-  installed; in its range, GluonCV's own check runs.
+  installed; in its range, GluonCV's own check runs. ``scipy`` gets back the NumPy names
+  SciPy < 1.12 served (``scipy.rand``, ``scipy.zeros``, ...), as NumPy 1's removed names come
+  back (neomx/_numpy1.py).
 
 >>> from neomx import _library_checks
 >>> v = _library_checks.LooseVersion
@@ -207,10 +209,23 @@ def _gluoncv_check(module):
     return {'_require_pytorch_version': _require_pytorch_version}
 
 
+def _scipy_numpy_names(module):
+    # SciPy < 1.12 served NumPy's namespace as its own (``from scipy import rand``, deprecated
+    # since SciPy 1.4); code of MXNet's time reads it. Only names SciPy lacks are added.
+    import numpy
+    names = {n: getattr(numpy, n) for n in getattr(numpy, '__all__', ())
+             if hasattr(numpy, n) and not n.startswith('_') and not hasattr(module, n)}
+    for n in ('rand', 'randn'):
+        if not hasattr(module, n):
+            names[n] = getattr(numpy.random, n)
+    return names
+
+
 # module name -> function(module) -> {name: replacement}; the replacements are set on the module
 # and on its package wherever the package holds the original (``from .check import f``).
 ADJUSTMENTS = {
     'gluoncv.check': _gluoncv_check,
+    'scipy': _scipy_numpy_names,
 }
 
 

@@ -234,3 +234,18 @@ def test_real_gluoncv_imports_under_neomx_run():
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.startswith('True <function get_model')
+
+
+@pytest.mark.skipif(importlib.util.find_spec('scipy') is None, reason='SciPy not installed')
+def test_scipy_serves_numpy_names_under_the_alias():
+    out = _run('''
+        import scipy, numpy
+        had = hasattr(scipy, 'rand')
+        before = scipy.__version__
+        from neomx import _mxnet_alias
+        _mxnet_alias.install()
+        from scipy import rand, zeros
+        print(had, rand is numpy.random.rand, zeros is numpy.zeros,
+              scipy.__version__ == before)
+    ''')
+    assert out.split()[1:] == ['True', 'True', 'True']

@@ -241,3 +241,31 @@ def test_blocked_suppression_is_greedy_suppression(classes, limit, plus):
     for block in (7, 64, 1000):
         assert _greedy_nms(boxes, order, 0.4, cls, limit, plus, block=block) == expect
     assert len(expect) > 20 and len(dead) > 100     # a case where suppression does work
+
+
+_TIES = '''
+n = 40
+scores = np.full(n, 0.5); scores[::7] = 0.9
+boxes = np.stack([np.arange(n) * 10., np.zeros(n), np.arange(n) * 10. + 5, np.full(n, 5.)], 1)
+data = mx.nd.array(np.concatenate([np.zeros((n, 1)), scores[:, None], boxes], 1)[None])
+out = {}
+out['topk'] = mx.nd.contrib.box_nms(data, overlap_thresh=0.5, topk=30, coord_start=2,
+                                    score_index=1, id_index=0).asnumpy()
+out['all'] = mx.nd.contrib.box_nms(data, overlap_thresh=0.5, coord_start=2, score_index=1,
+                                   force_suppress=True).asnumpy()
+rois = mx.nd.array([[0, -200, -200, -150, -150], [0, 2, 2, 9, 9], [0, -300, -300, -250, -250]])
+out['roi_outside'] = mx.nd.contrib.ROIAlign(mx.nd.arange(2 * 64).reshape((1, 2, 8, 8)), rois,
+                                            (2, 2), 1.0, sample_ratio=2).asnumpy()
+'''
+
+
+def test_box_nms_ties_keep_input_order_as_mxnet(mxnet_ref, tmp_path):
+    # equal scores keep their input order (MXNet sorts stably), through topk as well; regions
+    # entirely outside the map pool to zeros
+    path = str(tmp_path / 'ties.npz')
+    mxnet_ref('import mxnet as mx, numpy as np\n' + _TIES + 'np.savez(%r, **out)\n' % path)
+    ref = np.load(path)
+    scope = {'mx': mx, 'np': np}
+    exec(_TIES, scope)
+    for key, value in scope['out'].items():
+        np.testing.assert_allclose(value, ref[key], rtol=1e-6, err_msg=key)

@@ -402,3 +402,52 @@ def test_rules_keep_mxnets_module_path():
     assert b'neomx.optimizer.optimizer' in blob
     old = pickle.loads(blob)
     assert type(old) is mx.optimizer.Adam and old.lr == 0.25
+
+
+class _ListRates(mx.optimizer.SGD):
+    """An optimizer written for MXNet's lists of at most ``aggregate_num`` indices: its rates
+    ignore the indices (as keras-mxnet's do)."""
+
+    def _get_lrs(self, _):
+        return [self.lr] * self.aggregate_num
+
+
+class _OneRate(mx.optimizer.SGD):
+    """An optimizer written for MXNet's one-by-one updates (``aggregate_num`` 0)."""
+
+    def _get_lr(self, index):
+        return self.lr * (1 + index % 2)
+
+
+@pytest.mark.parametrize('cls, aggregate, halve_odd', [(_ListRates, 4, False),
+                                                       (_OneRate, 0, True)])
+def test_rates_asked_for_in_mxnet_sized_lists(cls, aggregate, halve_odd):
+    # seven parameters in one update call: the rates come in lists of at most aggregate_num,
+    # or one by one
+    rng = np.random.RandomState(0)
+    ws = [rng.randn(3).astype('float32') for _ in range(7)]
+    gs = [rng.randn(3).astype('float32') for _ in range(7)]
+    results = []
+    for c in (mx.optimizer.SGD, cls):
+        opt = c(learning_rate=0.5, momentum=0.9, wd=0.01)
+        opt.aggregate_num = aggregate
+        if c is mx.optimizer.SGD and halve_odd:
+            opt.set_lr_mult({i: 2.0 for i in range(1, 7, 2)})
+        upd = mx.optimizer.get_updater(opt)
+        weights = [nd.array(w) for w in ws]
+        for _ in range(2):
+            upd(list(range(7)), [nd.array(g) for g in gs], weights)
+        results.append([w.asnumpy() for w in weights])
+    for ours, ref in zip(*results):
+        np.testing.assert_allclose(ours, ref, rtol=1e-6)
+
+
+def test_too_few_rates_name_the_optimizer():
+    class Short(mx.optimizer.SGD):
+        def _get_wds(self, indices):
+            return [0.0]
+    opt = Short(learning_rate=0.1)
+    opt.aggregate_num = 4
+    with pytest.raises(MXNetError, match=r"Short._get_wds gave 1 values for the 4 indices "
+                                         r"\[0, 1, 2, 3\]"):
+        opt.update(list(range(4)), [nd.ones((2,))] * 4, [nd.ones((2,))] * 4, [None] * 4)

@@ -638,3 +638,15 @@ def test_executor_gradients_of_integer_arguments():
     ex.backward(mx.nd.ones((2, 4, 3)))
     assert ex.grad_dict['length'].dtype == np.int32
     assert ex.grad_dict['length'].asnumpy().tolist() == [[0] * 3] * 2
+
+
+def test_partial_shapes_through_flatten_with_unknown_batch():
+    # an unknown batch dimension stays unknown through Flatten; the 4-d input is not taken for
+    # the 2-d output's shape when inference runs backwards for the weight
+    x = mx.sym.var('x')
+    fc = mx.sym.FullyConnected(mx.sym.Flatten(x), num_hidden=3, name='fc')
+    args, outs, _ = fc.infer_shape_partial(x=(0, 6, 6, 16))
+    assert args == [(0, 6, 6, 16), (3, 576), (3,)]
+    assert outs == [(0, 3)]
+    relu = mx.sym.relu(mx.sym.Flatten(x))
+    assert relu.infer_shape_partial(x=(0, 2, 3))[1] == [(0, 6)]

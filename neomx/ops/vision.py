@@ -17,10 +17,12 @@ from .nn import BoolOrNone
 from .registry import Bool, Enum, Float, Int, ShapeError, Shape, register
 
 
-def _bilinear(img, y, x):
+def _bilinear(img, y, x, batch=None):
     """``img`` (C, H, W) sampled at the points ``y``, ``x`` (any equal shapes) with MXNet's
     ROIAlign interpolation: points beyond one pixel outside the map give 0, the others are
-    clamped to it."""
+    clamped to it. With ``batch`` (one image index per row of ``y`` and ``x``), ``img`` is
+    (N, C, H, W) and the result (rows, ..., C), channels last, holds each row's points in its
+    image."""
     h, w = img.shape[-2:]
     outside = (y < -1.0) | (y > h) | (x < -1.0) | (x > w)
     y = y.clamp(min=0)
@@ -37,9 +39,15 @@ def _bilinear(img, y, x):
     x1 = torch.where(xlast, x0, x0 + 1)
     ly, lx = y - y0, x - x0
     hy, hx = 1 - ly, 1 - lx
-    val = (hy * hx * img[:, y0, x0] + hy * lx * img[:, y0, x1] +
-           ly * hx * img[:, y1, x0] + ly * lx * img[:, y1, x1])
-    return torch.where(outside, torch.zeros_like(val), val)
+    if batch is None:
+        val = (hy * hx * img[:, y0, x0] + hy * lx * img[:, y0, x1] +
+               ly * hx * img[:, y1, x0] + ly * lx * img[:, y1, x1])
+        return torch.where(outside, torch.zeros_like(val), val)
+    # channels last while gathering: img[b, :, y, x] is (rows, ..., C)
+    b = batch.reshape((-1,) + (1,) * (y.dim() - 1))
+    val = ((hy * hx)[..., None] * img[b, :, y0, x0] + (hy * lx)[..., None] * img[b, :, y0, x1] +
+           (ly * hx)[..., None] * img[b, :, y1, x0] + (ly * lx)[..., None] * img[b, :, y1, x1])
+    return torch.where(outside[..., None], torch.zeros_like(val), val)
 
 
 def _check_rois(op, data, rois, width):
@@ -114,36 +122,58 @@ def _roi_align(data, rois, pooled_size=(), spatial_scale=1.0, sample_ratio=-1,
     """The average of bilinear samples on a regular grid in each bin of each region
     (``sample_ratio`` samples per bin side, or as many as the bin is wide); with
     ``position_sensitive``, bin (i, j) of output channel c reads input channel
-    ``(c * ph + i) * pw + j``."""
+    ``(c * ph + i) * pw + j``. Regions with the same number of samples per bin are sampled
+    together, in chunks of bounded size."""
     _check_rois('ROIAlign', data, rois, 5)
     ph_n, pw_n = _pooled(pooled_size)
     n, c, h, w = data.shape
     c_out = c // (ph_n * pw_n) if position_sensitive else c
+    num = rois.shape[0]
     if data.device.type == 'meta':
-        return data.new_empty((rois.shape[0], c_out, ph_n, pw_n))
-    offset = 0.5 if aligned else 0.0
-    outs = []
-    for roi in rois.detach().to(torch.float32).cpu():
-        b = int(roi[0])
-        x1, y1, x2, y2 = (roi[1:5] * spatial_scale - offset).tolist()
-        rw, rh = x2 - x1, y2 - y1
-        if not aligned:
-            rw, rh = max(rw, 1.0), max(rh, 1.0)
-        bh, bw = rh / ph_n, rw / pw_n
-        gh, gw = _grid_counts(rh, rw, ph_n, pw_n, sample_ratio)
-        ys = y1 + (torch.arange(ph_n * gh, dtype=data.dtype, device=data.device) // gh) * bh + \
-            ((torch.arange(ph_n * gh, device=data.device) % gh).to(data.dtype) + 0.5) * bh / gh
-        xs = x1 + (torch.arange(pw_n * gw, dtype=data.dtype, device=data.device) // gw) * bw + \
-            ((torch.arange(pw_n * gw, device=data.device) % gw).to(data.dtype) + 0.5) * bw / gw
-        yy, xx = torch.meshgrid(ys, xs, indexing='ij')
-        pooled = _bilinear(data[b], yy, xx).reshape(c, ph_n, gh, pw_n, gw).mean(dim=(2, 4))
-        if position_sensitive:
-            idx = torch.arange(c_out * ph_n * pw_n, device=data.device).reshape(c_out, ph_n, pw_n)
-            pooled = pooled.reshape(c, ph_n * pw_n)[idx.reshape(c_out, -1),
-                                                    torch.arange(ph_n * pw_n, device=data.device)]
-            pooled = pooled.reshape(c_out, ph_n, pw_n)
-        outs.append(pooled)
-    return torch.stack(outs) if outs else data.new_zeros((0, c_out, ph_n, pw_n))
+        return data.new_empty((num, c_out, ph_n, pw_n))
+    if num == 0:
+        return data.new_zeros((0, c_out, ph_n, pw_n))
+    dev, dt = data.device, data.dtype
+    # the region's corners, sizes and bins in the data's precision, as MXNet's kernel has them
+    box = rois.detach().to(device=dev, dtype=dt)
+    corner = box[:, 1:5] * spatial_scale - (0.5 if aligned else 0.0)
+    x1, y1 = corner[:, 0], corner[:, 1]
+    rw, rh = corner[:, 2] - x1, corner[:, 3] - y1
+    if not aligned:
+        rw, rh = rw.clamp(min=1.0), rh.clamp(min=1.0)
+    bh, bw = rh / ph_n, rw / pw_n
+    if sample_ratio > 0:
+        gh = gw = torch.full((num,), sample_ratio, dtype=torch.long, device=dev)
+    else:
+        gh = torch.ceil(rh / ph_n).long().clamp(min=1)
+        gw = torch.ceil(rw / pw_n).long().clamp(min=1)
+    batch = box[:, 0].long()
+    out = data.new_empty((num, c, ph_n, pw_n))
+    keys = torch.stack([gh, gw], dim=1)
+    for key in torch.unique(keys, dim=0).tolist():
+        sel = ((keys[:, 0] == key[0]) & (keys[:, 1] == key[1])).nonzero().flatten()
+        g_h, g_w = key
+        per_roi = c * ph_n * g_h * pw_n * g_w
+        step = max(1, (1 << 23) // per_roi)
+        iy = torch.arange(ph_n * g_h, device=dev)
+        ix = torch.arange(pw_n * g_w, device=dev)
+        for part in sel.split(step):
+            # y = y1 + ph * bin_h + (iy + .5) * bin_h / grid_h, in that order
+            ys = (y1[part, None] + (iy // g_h).to(dt) * bh[part, None]) + \
+                ((iy % g_h).to(dt) + 0.5) * bh[part, None] / g_h
+            xs = (x1[part, None] + (ix // g_w).to(dt) * bw[part, None]) + \
+                ((ix % g_w).to(dt) + 0.5) * bw[part, None] / g_w
+            k = len(part)
+            yy = ys[:, :, None].expand(k, ys.shape[1], xs.shape[1])
+            xx = xs[:, None, :].expand(k, ys.shape[1], xs.shape[1])
+            val = _bilinear(data, yy, xx, batch[part])       # (k, ph * gh, pw * gw, c)
+            out[part] = val.reshape(k, ph_n, g_h, pw_n, g_w, c).mean(dim=(2, 4)).permute(
+                0, 3, 1, 2)
+    if position_sensitive:
+        idx = torch.arange(c_out * ph_n * pw_n, device=dev).reshape(c_out, ph_n * pw_n)
+        out = out.reshape(num, c, ph_n * pw_n)[:, idx, torch.arange(ph_n * pw_n, device=dev)]
+        out = out.reshape(num, c_out, ph_n, pw_n)
+    return out
 
 
 register('_contrib_ROIAlign', inputs=('data', 'rois'), heavy=True,

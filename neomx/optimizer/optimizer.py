@@ -245,6 +245,26 @@ class Optimizer:
     def _get_wd(self, index):
         return self._get_wds([index])[0]
 
+    def _rates(self, get_one, get_many, indices):
+        """The learning rates (``_get_lr``, ``_get_lrs``) or weight decays of ``indices``, asked
+        for as MXNet asks: in lists of at most ``aggregate_num`` indices, one by one when it is
+        0. An update here may hold every parameter, and optimizers written for MXNet override
+        these methods for its lists (keras-mxnet's ``_get_lrs`` gives ``aggregate_num``
+        rates, whatever the indices)."""
+        n = self.aggregate_num
+        if n <= 0:
+            return [get_one(i) for i in indices]
+        out = []
+        for start in range(0, len(indices), n):
+            chunk = indices[start:start + n]
+            got = list(get_many(chunk))
+            if len(got) < len(chunk):
+                raise MXNetError("%s.%s gave %d values for the %d indices %s"
+                                 % (type(self).__name__, get_many.__name__, len(got), len(chunk),
+                                    list(chunk)))
+            out += got[:len(chunk)]
+        return out
+
     # -- states ---------------------------------------------------------------------------
     def create_state(self, index, weight):
         """The auxiliary state of a weight (momentum, moments, ...), or None."""
@@ -328,8 +348,9 @@ class Optimizer:
                              % (type(self).__name__, len(indices), len(weights), len(grads),
                                 len(states)))
         self._update_count(indices)
-        lrs, wds, extras = self._step_values(indices, self._get_lrs(indices),
-                                             self._get_wds(indices))
+        lrs, wds, extras = self._step_values(indices,
+                                             self._rates(self._get_lr, self._get_lrs, indices),
+                                             self._rates(self._get_wd, self._get_wds, indices))
         # One pass over the parameters (this runs at every step): check them and sort them by
         # device into the lists of one engine operation each.
         groups = {}

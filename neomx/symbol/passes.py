@@ -249,7 +249,10 @@ def _infer_backward(graph, S):
                 full = list(op.back(node.attrs, full, outs))
             elif same:      # the inputs of a same-shape binary operator have its output's shape
                 full = [_either(node.name, f, outs[0]) for f in full]
-            elif unary and outs[0] and _keeps_shape(node, outs[0]):
+            elif (unary and outs[0] and (not in_s[0] or len(in_s[0]) == len(outs[0]))
+                  and _keeps_shape(node, outs[0])):
+                # (only for an input of the output's rank: Flatten keeps a 2-d shape, not a
+                # 4-d one)
                 full = [_either(node.name, f, outs[0]) for f in full]
         for (src, k), pos in zip(node.inputs, slots):
             f = full[pos]
