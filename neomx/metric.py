@@ -861,3 +861,7 @@ def np(numpy_feval, name=None, allow_extra_outputs=False):
         return numpy_feval(label, pred)
     feval.__name__ = numpy_feval.__name__
     return CustomMetric(feval, name, allow_extra_outputs)
+
+
+# Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
+from . import ndarray, registry  # noqa: E402,F401

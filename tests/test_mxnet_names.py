@@ -1,5 +1,7 @@
 """The modules and names MXNet code imports before it does anything: ``mx.base``, ``mx.util``,
 ``mx.runtime`` and ``mx.test_utils``'s helpers."""
+import contextlib
+import io
 import threading
 
 import numpy as np
@@ -208,3 +210,36 @@ def test_fluent_methods_are_mxnets_list():
         assert not hasattr(x, name) and not hasattr(s, name), name
     assert x.swapaxes(0, 1).shape == (3, 2)
     assert x.argmax_channel().asnumpy().tolist() == [0, 0]
+
+
+def test_names_libraries_import_from_mxnet_modules(mxnet_ref):
+    # Names that libraries built on MXNet import from its modules (GluonNLP, GluonTS), each
+    # present with MXNet's behaviour.
+    from neomx.contrib.amp import amp
+    from neomx.gluon.block import _flatten, _regroup
+    from neomx.metric import ndarray as metric_nd
+    from neomx.ndarray.contrib import (adamw_update, mp_adamw_update,  # noqa: F401
+                                       multi_adamw_update, multi_mp_adamw_update)
+    assert amp._amp_initialized is False
+    assert metric_nd is mx.nd
+    x, y = mx.nd.ones(2), mx.nd.zeros(1)
+    flat, fmt = _flatten([x, [None, (y,)]], 'net')
+    assert flat == [x, None, y] and fmt == [0, [-1, [0]]]
+    assert _regroup(flat, fmt) == [x, [None, [y]]]
+    code = '''
+import mxnet as mx
+from mxnet.gluon.block import _flatten
+print(_flatten([mx.nd.ones(2), [None, (mx.nd.zeros(1),)]], 'net')[1])
+mx.np.set_printoptions(precision=2, threshold=4)
+print(mx.np.array([1.23456, 2, 3, 4, 5]))
+mx.np.set_printoptions(precision=8, threshold=1000)
+try:
+    mx.np.set_printoptions(linewidth=10)
+except NotImplementedError:
+    print('NotImplementedError')
+'''
+    want = mxnet_ref(code)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(code.replace('mxnet', 'neomx'), {})
+    assert out.getvalue() == want

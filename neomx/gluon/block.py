@@ -921,3 +921,4 @@ from ..symbol import numpy as np_symbol  # noqa: E402,F401
 from ..util import np_array, np_shape  # noqa: E402,F401
 from .utils import HookHandle  # noqa: E402,F401
 from .symbol_block import SymbolBlock  # noqa: E402,F401
+from ._hybrid import flatten as _flatten, regroup as _regroup  # noqa: E402,F401

@@ -34,7 +34,7 @@ __all__ = ['absolute', 'abs', 'fabs', 'negative', 'positive', 'sign', 'square', 
            'diag_indices_from', 'tril_indices', 'triu_indices', 'ptp', 'ravel',
            'result_type', 'promote_types', 'can_cast', 'isscalar', 'ix_', 'interp',
            'nanmax', 'nanmin', 'nansum', 'nanprod', 'searchsorted', 'empty_like_shape',
-           'heaviside', 'divmod', 'modf', 'frexp', 'spacing', 'real', 'sinc']
+           'heaviside', 'divmod', 'modf', 'frexp', 'spacing', 'real', 'sinc', 'set_printoptions']
 
 
 def _unary(name, opname=None, doc=None):
@@ -932,3 +932,21 @@ def spacing(x, out=None):
     """The distance to the nearest adjacent number."""
     x = _as_np(x)
     return _eager(x, lambda t: torch.nextafter(t, torch.full_like(t, onp.inf)) - t)
+
+
+@set_module('mxnet.numpy')
+def set_printoptions(precision=None, threshold=None, **kwarg):
+    """How arrays print: ``precision`` digits, summarised beyond ``threshold`` elements (NumPy's
+    print options, which an array's repr and str use); other options raise
+    NotImplementedError, as in MXNet.
+
+    >>> from neomx import np
+    >>> set_printoptions(precision=3)
+    >>> np.array([1.23456])
+    array([1.235])
+    >>> set_printoptions(precision=8)
+    """
+    if kwarg:
+        raise NotImplementedError("mxnet.numpy.set_printoptions: only precision and threshold "
+                                  "are supported, got %s" % ', '.join(sorted(kwarg)))
+    onp.set_printoptions(precision=precision, threshold=threshold)

@@ -40,6 +40,9 @@ list_widest_type_cast = _unsupported('list_widest_type_cast')
 list_loss_output_functions = _unsupported('list_loss_output_functions')
 list_lp16_use_fp32_params = _unsupported('list_lp16_use_fp32_params')
 
+# Whether amp.init() has run: never, here (libraries read it to choose their float16 path).
+_amp_initialized = False
+
 
 # Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)
 import contextlib  # noqa: E402,F401
