@@ -256,3 +256,42 @@ def test_load_with_saved_dtype_casts_initialised_arrays(tmp_path):
     dst.load(str(tmp_path / 'p.params'), cast_dtype=True, dtype_source='saved')
     assert (dst['w0'].data().dtype, dst['w1'].data().dtype) == (np.float32, np.int8)
     assert dst['w0'].dtype is np.float32
+
+
+class _Doubled(Parameter):
+    """A parameter computing its array at each data() call (as a weight-drop wrapper does)."""
+
+    def __init__(self, p):
+        super().__init__(p.name, grad_req=p.grad_req, shape=p.shape, dtype=p.dtype)
+        self._data, self._grad = p._data, p._grad
+        self._ctx_list, self._ctx_map = p._ctx_list, p._ctx_map
+        self.calls = 0
+
+    def data(self, ctx=None):
+        self.calls += 1
+        return self._check_and_get(self._data, ctx) * 2
+
+
+@pytest.mark.parametrize('hybridize', [False, True])
+def test_a_replaced_parameter_and_data_per_call(hybridize):
+    # A block asks a parameter whose class overrides data() at every call, and sees a
+    # parameter replaced in its registry (its cached arrays are dropped), as MXNet's blocks
+    # call data() each time.
+    net = gluon.nn.Dense(2, in_units=2, use_bias=False)
+    net.initialize(mx.init.One())
+    if hybridize:
+        net.hybridize()
+    x = nd.ones((1, 2))
+    assert net(x).asnumpy().tolist() == [[2, 2]]
+    doubled = _Doubled(net.weight)
+    net._reg_params['weight'] = doubled
+    assert net(x).asnumpy().tolist() == [[4, 4]]
+    net(x)
+    assert doubled.calls >= 2
+    with autograd.record():
+        y = net(x).sum()
+    y.backward()
+    assert net.weight.grad().asnumpy().tolist() == [[2, 2], [2, 2]]
+    del net._reg_params['weight']
+    net._reg_params['weight'] = net.weight
+    assert net(x).asnumpy().tolist() == [[2, 2]]

@@ -25,7 +25,7 @@ from ..symbol.graph import Graph, Subgraph
 from ..symbol.subgraph import has_backend
 from ..ops.contrib import DYNAMIC_SHAPE
 from ..util import is_np_shape, np_shape
-from .parameter import _EPOCH, DeferredInitializationError
+from .parameter import _EPOCH, DeferredInitializationError, data_per_call
 
 __all__ = ['call_cached_op', 'cache_of', 'symbolic_call', 'trace', 'export', 'hybridized_code',
            'clear', 'flatten', 'regroup', 'infer_param_shapes']
@@ -266,9 +266,10 @@ def _params_by_name(block):
 
 class _Entry:
     """One compiled signature: the program and the parameter arrays it reads on its device
-    (looked up again when parameter.py's epoch says some parameter's arrays were replaced)."""
+    (looked up again when parameter.py's epoch says some parameter's arrays were replaced, and
+    at every call when a parameter computes its array in data())."""
     __slots__ = ('program', 'params', 'arrays', 'pvars', 'n_data', 'leaves', 'out_fmt', 'epoch',
-                 'ctx', 'data_specs', 'out_classes', 'subgraph')
+                 'ctx', 'data_specs', 'out_classes', 'subgraph', 'per_call')
 
     def __init__(self, program, params, arrays, data, out_fmt, ctx):
         self.subgraph = None
@@ -282,6 +283,7 @@ class _Entry:
         self.out_fmt = out_fmt
         self.epoch = _EPOCH[0]
         self.ctx = ctx
+        self.per_call = any(data_per_call(p) for p in params)     # ask p.data() each call
 
 
 class HybridCache:
@@ -429,7 +431,11 @@ class HybridCache:
                 return run_imperatively(self.block, args)
             finally:
                 self._args = None
-        elif entry.epoch != _EPOCH[0]:
+        elif entry.epoch != _EPOCH[0] or entry.per_call:
+            if entry.epoch != _EPOCH[0]:        # a parameter may have been replaced by another
+                byname = _params_by_name(self.block)
+                entry.params = [byname.get(p.name, p) for p in entry.params]
+                entry.per_call = any(data_per_call(p) for p in entry.params)
             entry.arrays = [p.data(entry.ctx) for p in entry.params]
             entry.pvars = [a._var for a in entry.arrays]
             entry.leaves = _merge_leaves(entry.pvars)

@@ -40,7 +40,7 @@ from ..symbol import name as _name
 from ..util import is_np_array
 from . import _hybrid
 from .parameter import (DeferredInitializationError, Parameter, ParameterDict, ParameterError,
-                        _EPOCH)
+                        ParameterSlots, _EPOCH, data_per_call)
 
 __all__ = ['Block', 'HybridBlock']
 
@@ -143,7 +143,7 @@ class Block:
         self._name = self._prefix[:-1] if self._prefix.endswith('_') else self._prefix
         self._scope = _BlockScope(self)
         self._children = OrderedDict()
-        self._reg_params = {}
+        self._reg_params = ParameterSlots()
         self._forward_hooks = OrderedDict()
         self._forward_pre_hooks = OrderedDict()
 
@@ -168,8 +168,7 @@ class Block:
                 raise ParameterError("Overriding Parameter attribute %s is not allowed. If you "
                                      "want to share parameters between blocks, please set "
                                      "'params' at Block construction instead." % name)
-            self._reg_params[name] = value
-            _EPOCH[0] += 1
+            self._reg_params[name] = value      # bumps _EPOCH
         super().__setattr__(name, value)
 
     def _check_container_with_block(self):
@@ -734,7 +733,8 @@ class HybridBlock(Block):
         if self._pcache_epoch != _EPOCH[0]:
             self._pcache = {}
             self._pcache_epoch = _EPOCH[0]
-        self._pcache[ctx] = params
+        if not any(data_per_call(p) for p in self._reg_params.values()):
+            self._pcache[ctx] = params
         return params
 
     def forward(self, x, *args):

@@ -52,8 +52,30 @@ class ParameterError(MXNetError, AssertionError):
 
 
 # Bumped whenever a parameter's arrays are replaced (initialisation, cast, grad_req, context
-# change): blocks cache their per-device parameter arrays and check this one number.
+# change) or a block's parameter is replaced by another (ParameterSlots): blocks cache their
+# per-device parameter arrays and check this one number.
 _EPOCH = [0]
+
+
+class ParameterSlots(OrderedDict):
+    """The parameters of a block or a ParameterDict by name: replacing or removing one (as
+    libraries do to wrap a parameter, GluonNLP's weight drop) invalidates the blocks' cached
+    parameter arrays."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        _EPOCH[0] += 1
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        _EPOCH[0] += 1
+
+
+def data_per_call(param):
+    """Whether ``param``'s class computes its array at each ``data()`` call (a subclass
+    overriding ``data``, as GluonNLP's WeightDropParameter applies dropout there): blocks then
+    ask it at every call, as MXNet's do, instead of caching the array."""
+    return type(param).data is not Parameter.data
 
 
 def _utils():
@@ -545,7 +567,7 @@ class ParameterDict:
 
     def __init__(self, prefix='', shared=None):
         self._prefix = prefix
-        self._params = OrderedDict()
+        self._params = ParameterSlots()
         self._shared = shared
 
     def __repr__(self):
