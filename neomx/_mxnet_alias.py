@@ -96,7 +96,13 @@ def _target_module(fullname):
     in accepting it, so an attribute that is a module is taken as well."""
     if fullname == ALIAS:
         return alias_module()
-    target = TARGET + fullname[len(ALIAS):]
+    # Below a module reached through an attribute (``mxnet.nd.array``: ``mxnet.nd`` is
+    # ``neomx.ndarray``), the name is looked up in that module, and a missing one is reported
+    # under the name asked for, as Python reports it (pydoc.locate and the like rely on it).
+    parent_alias, _, child = fullname.rpartition('.')
+    parent = sys.modules.get(parent_alias)
+    target = (parent.__name__ + '.' + child if parent_alias != ALIAS and parent is not None
+              else TARGET + fullname[len(ALIAS):])
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:

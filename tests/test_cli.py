@@ -2,6 +2,7 @@
 import importlib.util
 import json
 import os
+import pydoc
 import subprocess
 import sys
 import textwrap
@@ -259,6 +260,13 @@ def test_alias_in_process():
         assert neomx.__spec__.name == 'neomx' and neomx.ndarray.__spec__.name == 'neomx.ndarray'
         with pytest.raises(ImportError, match="neomx has no module 'neomx.no_such_module'"):
             import mxnet.no_such_module  # noqa: F401
+        # Below a module reached through an attribute (mxnet.nd), a missing module is reported
+        # under the name asked for, so pydoc.locate walks on to the attribute (how GluonTS
+        # decodes its serialised 'mxnet.nd.array').
+        with pytest.raises(ImportError) as e:
+            import mxnet.nd.array  # noqa: F401
+        assert e.value.name == 'mxnet.nd.array'
+        assert pydoc.locate('mxnet.nd.array') is neomx.nd.array
     finally:
         if not was:
             _mxnet_alias.uninstall()
