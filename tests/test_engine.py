@@ -11,6 +11,7 @@ import sys
 import textwrap
 import threading
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -329,7 +330,7 @@ def test_engine_scope_exit_with_pending_error_restores_engine():
     try:
         with pytest.raises(EngineError):
             with mx.engine.engine_scope('NaiveEngine'):
-                failing(nd.array([-1.0]))
+                bad, _ = failing(nd.array([-1.0]))     # kept: its failure is reported
         assert mx.engine.engine_type() == before
     finally:
         _restore_engine(before)
@@ -440,24 +441,28 @@ def test_error_names_operator_and_line_and_propagates(engine):
     assert 'operator check_positive failed: ValueError: found a value <= 0' in str(err)
     assert '%s, line %d' % (__file__, line) in str(err)
     assert isinstance(err.__cause__, ValueError)
-    # As in MXNet, the error is raised once: raising it clears it from every array it reached
-    # (their values are then unset memory: zeros here).
-    for x in (bad, dependent):
-        x.wait_to_read()
-    assert bad.asnumpy().shape == (2,)
-    # Work pushed on a failed array before its error is raised fails with the same error.
-    bad2, _ = failing(a)
-    later = bad2 * 2
-    with pytest.raises(EngineError) as again:
+    # The error stays: every read of a failed array, of a view of it or of anything computed
+    # from it raises again, until the array is written (MXNet 1.9.1 clears it once raised, and
+    # the arrays then read as unset memory).
+    for _ in range(2):
+        for x in (bad, dependent, copied, bad[0:1], dependent[1]):
+            with pytest.raises(EngineError) as info:
+                x.asnumpy()
+            assert info.value.op_name == 'check_positive'
+    later = bad * 2                         # pushed after the error was raised: fails too
+    with pytest.raises(EngineError, match='check_positive'):
         later.wait_to_read()
-    assert again.value.op_name == 'check_positive' and again.value is not err
-    bad2.wait_to_read()
     # Independent work ran, and the engine keeps working.
     assert independent.asnumpy().tolist() == [9, 12]
     assert ((a + 1) * 3).asnumpy().tolist() == [0, 9]
     ones = nd.ones((3, 3), ctx=mx.cpu(1))
     assert nd.dot(ones, ones).sum().asscalar() == 27
-    nd.waitall()                            # the error was raised already: not again
+    # waitall reports the failure once, though reads raised it already; the arrays stay failed.
+    with pytest.raises(EngineError, match='check_positive'):
+        nd.waitall()
+    nd.waitall()
+    with pytest.raises(EngineError, match='check_positive'):
+        dependent.asnumpy()
 
 
 def test_waitall_raises_first_error_once(engine):
@@ -468,26 +473,69 @@ def test_waitall_raises_first_error_once(engine):
     with pytest.raises(EngineError) as info:
         nd.waitall()
     assert info.value.where == (__file__, line)
-    nd.waitall()                            # raised once: the engine is clean again
+    nd.waitall()                            # each failure is reported once by waitall
     assert fine.asnumpy().tolist() == [10, -12]
-    # As in MXNet, waitall cleared every pending error: the failed arrays read as unset.
-    first.wait_to_read()
-    second.wait_to_read()
+    # ... and its arrays still raise when read (MXNet 1.9.1 would read them as unset memory).
+    for x in (first, second, first + 1):
+        with pytest.raises(EngineError, match='check_positive'):
+            x.wait_to_read()
+    # Work computed from a failed array after that waitall is a failure since it: reported.
+    with pytest.raises(EngineError, match='check_positive'):
+        nd.waitall()
+    nd.waitall()
 
 
-def test_a_failed_random_operation_fails_the_next_until_raised(engine):
-    # The generator's state is written by every random operation: as in MXNet, one that fails
-    # fails the random operations pushed after it until its error is raised, then they work.
+def test_waitall_reports_failures_whose_results_can_still_be_read(engine):
+    """A failure whose arrays have all been freed can give no wrong value: waitall leaves it
+    out (so a test that caught an error and dropped its arrays leaves nothing behind for the
+    next one). An error holds no frames, so a failed array is freed as soon as it is dropped,
+    whether or not its error was raised."""
+    failing(nd.array([-1.0]))                       # dropped at once
+    bad, _ = failing(nd.array([-2.0]))
+    with pytest.raises(EngineError):
+        bad.asnumpy()
+    gone = weakref.ref(bad._var)
+    del bad
+    assert gone() is None                           # no cycle through the error
+    nd.waitall()
+    kept, line = failing(nd.array([-3.0]))
+    failing(nd.array([-4.0]))
+    with pytest.raises(EngineError) as info:
+        nd.waitall()
+    assert info.value.where == (__file__, line)
+    assert 'Traceback of the operation' in ''.join(getattr(info.value.__cause__, '__notes__', []))
+
+
+class _State(Var):
+    fails_with_writer = False       # state that stays valid, as a device's random generator
+
+
+def test_a_failure_on_state_alone_is_reported_by_waitall():
+    eng = ThreadedEngine()
+    state = _State()
+    try:
+        eng.push(lambda: 1 / 0, [], [state], mx.cpu(0), 'bad_update')
+        eng.wait_for_var(state)                     # the state is not failed ...
+        with pytest.raises(EngineError, match='bad_update failed: ZeroDivisionError'):
+            eng.waitall()                           # ... but the failure is reported
+        eng.waitall()
+    finally:
+        eng.shutdown()
+
+
+def test_a_failed_random_operation_leaves_the_generator_usable(engine):
+    # Random operations read and write the device's generator. One that fails does not fail the
+    # ones after it (in MXNet 1.9.1 they failed with its error until that had been raised).
     bad = nd.random.normal(0, -1, (2, 2))
     nxt = nd.random.normal(0, 1, (2, 2))
+    assert nxt.asnumpy().shape == (2, 2)
+    a, b = bad                              # two views of one failed array: both failed
+    for x in (bad, a, b, bad):
+        with pytest.raises(MXNetError, match='std'):
+            x.asnumpy()
     with pytest.raises(MXNetError, match='std'):
-        nxt.wait_to_read()
-    bad.wait_to_read()
+        nd.waitall()
     assert nd.random.normal(0, 1, (2, 2)).asnumpy().shape == (2, 2)
-    a, b = nd.random.normal(0, -1, (2, 2))      # two views of one failed array
-    with pytest.raises(MXNetError):
-        a.asnumpy()
-    assert b.asnumpy().shape == (2,)
 
 
 def test_error_in_raw_push_and_errors_on_two_devices():
@@ -505,19 +553,31 @@ def test_error_in_raw_push_and_errors_on_two_devices():
     assert 'model.py, line 12' in str(info.value)
     assert isinstance(info.value.original, ValueError)
     eng.wait_for_var(v2)
-    eng.waitall()                           # raised by wait_for_var already
+    with pytest.raises(EngineError, match='first_op'):
+        eng.wait_for_var(v1)                # again
+    with pytest.raises(EngineError, match='first_op'):
+        eng.waitall()                       # once
+    eng.waitall()
     # The failed Var is repaired by a successful write.
     eng.push(lambda: None, [], [v0], mx.cpu(0), 'rewrite')
     eng.wait_for_var(v0)
     assert v0.error is None
+    eng.shutdown()
 
 
 def test_assignment_repairs_a_failed_array(engine):
-    bad, _ = failing(nd.array([1, -2]))
+    bad, _ = failing(nd.array([1, -2, 3]))
     with pytest.raises(EngineError):
         bad.wait_to_read()
+    bad[0] = 7                              # a partial write: the rest is still unset
+    bad[1:2] = nd.array([8])
+    with pytest.raises(EngineError, match='check_positive'):
+        bad.asnumpy()
     bad[:] = 7                              # MXNet 1.9.1 allows this: the buffer is overwritten
-    assert bad.asnumpy().tolist() == [7, 7]
+    assert bad.asnumpy().tolist() == [7, 7, 7]
+    assert (bad + 1).asnumpy().tolist() == [8, 8, 8]
+    with pytest.raises(EngineError, match='check_positive'):
+        nd.waitall()
 
 
 def test_operation_is_released_before_it_counts_as_done():

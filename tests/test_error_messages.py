@@ -1,6 +1,7 @@
 """Errors that name the file or operator at fault and say what was expected, where they once
 ended in an AttributeError, NumPy's words or a doubled prefix."""
 import struct
+import sys
 
 import pytest
 
@@ -59,3 +60,23 @@ def test_operator_name_once():
     assert msg.count('FullyConnected:') == 1
     with pytest.raises(mx.MXNetError, match=r'^dot: inner dimensions differ'):
         nd.dot(nd.ones((2, 3)), nd.ones((4, 5)))
+
+
+def test_a_failed_array_raises_at_every_read_until_written(engine):
+    # MXNet 1.9.1 raises the error once; then the failed array and what was computed from it
+    # read as unset memory, and waitall passes.
+    import numpy as np
+    bad = nd.linalg.potrf(-nd.array(np.eye(3))); line = sys._getframe().f_lineno  # noqa: E702
+    dep = bad + 1
+    for x in (bad, bad, dep, dep, bad[0]):
+        with pytest.raises(mx.MXNetError, match=r'operator _linalg_potrf failed: .*not '
+                                                r'positive-definite') as info:
+            x.asnumpy()
+        assert '%s, line %d' % (__file__, line) in str(info.value)
+    with pytest.raises(mx.MXNetError, match='_linalg_potrf'):
+        nd.waitall()                    # once for each failure, though reads raised it
+    nd.waitall()
+    with pytest.raises(mx.MXNetError, match='_linalg_potrf'):
+        dep.asnumpy()                   # still failed
+    bad[:] = 1                          # overwritten whole: readable again
+    assert bad.asnumpy().sum() == 9

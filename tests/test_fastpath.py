@@ -108,7 +108,9 @@ def test_run_now_runs_the_closure_only_when_nothing_is_pending(make):
     assert eng.run_now(max, 1, 2, Var(), v, Var(), 'tiny') is NOT_NOW
     with pytest.raises(EngineError):
         eng.wait_for_var(v)
-    assert eng.run_now(max, 1, 2, v, None, Var(), 'tiny') == 2     # raised once: readable again
+    assert eng.run_now(max, 1, 2, v, None, Var(), 'tiny') is NOT_NOW   # failed until written
+    eng.push(lambda: None, [], [v], mx.cpu(0), 'rewrite', work=1)  # written again ...
+    assert eng.run_now(max, 1, 2, v, None, Var(), 'tiny') == 2     # ... readable again
     eng.trace = []                      # profiling: every operation goes through push
     assert eng.run_now(max, 1, 2, Var(), None, Var(), 'tiny') is NOT_NOW
     eng.trace = None

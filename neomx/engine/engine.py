@@ -8,14 +8,18 @@ Both take the same calls::
 
 and share one error rule: an operation that raises marks the Vars it writes as failed; an
 operation reading a failed Var fails with the same error without running; the error is
-raised at the next synchronisation that waits on it, naming the operator and the line that
-pushed it. The engine itself keeps working.
+raised by every synchronisation that waits on a failed Var, naming the operator and the line
+that pushed it, until an operation writes the Var again; ``waitall`` raises the first error of
+the operations that failed since the previous ``waitall`` whose results can still be read. The
+engine itself keeps working.
 
 Dependency tracking is in ``var.py``; how many threads a kernel uses, and which cores the
 process keeps to, in ``threads.py``.
 """
 import threading
 import time
+import traceback
+import weakref
 from collections import deque
 
 import torch
@@ -32,14 +36,29 @@ class EngineError(MXNetError):
     """An operator failed while the engine ran it."""
 
     def __init__(self, name, where, exc):
-        self.vars = []          # the Vars it failed (see Engine._clear)
         self.op_name = name
         self.where = where
         self.original = exc
+        self.failed = weakref.WeakSet()     # the Vars it failed, while they live
+        self.on_data = False                # whether it failed any (see Engine._mark)
         msg = 'operator %s failed: %s: %s' % (name, type(exc).__name__, exc)
         if where is not None:
             msg += '\n  (pushed at %s, line %d)' % where
         super().__init__(msg)
+
+    def again(self):
+        """A new exception saying the same, for one more synchronisation to raise: its
+        traceback is that synchronisation's, and it is not kept by the failed Vars (raising the
+        kept one would tie the caller's frames, and their arrays, to those Vars in a cycle)."""
+        err = type(self)(self.op_name, self.where, self.original)
+        err.__cause__ = self.__cause__
+        return err
+
+    @property
+    def readable(self):
+        """Whether a result of the failed operation can still be read (some Var it failed is
+        alive), or it failed only state that outlives arrays (a device's random generator)."""
+        return not self.on_data or len(self.failed) > 0
 
 
 _TYPED = {}
@@ -58,6 +77,26 @@ def engine_error(name, where, exc):
     return EngineError(name, where, exc)
 
 
+def _frames_as_text(err):
+    """Replaces the tracebacks of ``err`` and of the exceptions it chains with their text (a
+    note on each). A traceback holds its frames, and they the failed operation (its closure,
+    the Vars it writes, which hold ``err``) and every caller's locals: kept, they would keep
+    failed arrays alive after the program has dropped them. The frame that caught the
+    exception (the engine's) is left out of the text."""
+    seen = set()
+    exc = err
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        if tb is not None:
+            if tb.tb_next is not None:
+                tb = tb.tb_next
+            exc.__traceback__ = None
+            exc.add_note('Traceback of the operation (most recent call last):\n'
+                         + ''.join(traceback.format_tb(tb)).rstrip())
+        exc = exc.__cause__ or exc.__context__
+
+
 NOT_NOW = object()   # what Engine.run_now returns when the operation must be pushed
 
 
@@ -66,7 +105,7 @@ class Engine:
     name = 'Engine'
 
     def __init__(self):
-        self.errors = []           # failures not yet raised by waitall
+        self.errors = []           # failures since the last waitall (the first 64)
         self.tainted = False       # a failure happened: ops must check their inputs
         self.trace = None          # list of (track, op name, t0 ns, t1 ns) while profiling
         self.budget = ThreadBudget()    # torch's intra-op threads per CPU device in use
@@ -88,9 +127,7 @@ class Engine:
             for v in reads:
                 err = v.error
                 if err is not None:
-                    for w in writes:
-                        w.error = err
-                    err.vars.extend(writes)
+                    self._mark(writes, err)
                     return
             try:
                 fn()
@@ -152,39 +189,46 @@ class Engine:
         user asked, so waitall does not raise it again."""
         err = exc if isinstance(exc, EngineError) else engine_error(name, where, exc)
         err.__cause__ = exc if err is not exc else exc.__cause__
-        for w in writes:
-            w.error = err
-        err.vars = list(writes)
+        _frames_as_text(err)
         self.tainted = True
-        if len(self.errors) < 64 and not isinstance(exc, KeyboardInterrupt):
-            self.errors.append(err)     # the first are the ones waitall reports
+        self._mark(writes, err)
 
-    # As in MXNet, an error is raised once: raising it (for one of the Vars it reached, or
-    # from waitall) clears it from every Var, so those arrays can be read again.
+    def _mark(self, writes, err):
+        """Marks the Vars a failed operation writes (those that ``fails_with_writer``) as
+        failed by ``err``, and counts the failure for the next waitall unless it is a Ctrl-C,
+        which its caller got at once. Unlike MXNet 1.9.1, which clears an error from every
+        array once it has been raised (they then read as unset memory), a failed Var stays
+        failed until an operation writes it again: reading it, or anything computed from it,
+        raises every time."""
+        for w in writes:
+            if w.fails_with_writer:
+                w.error = err
+                err.failed.add(w)
+                err.on_data = True
+        if isinstance(err.__cause__, KeyboardInterrupt):
+            return
+        errors = self.errors
+        if len(errors) >= 64:       # the first are the ones waitall reports
+            errors[:] = [e for e in errors if e.readable]
+        if len(errors) < 64 and not any(e is err for e in errors):
+            errors.append(err)
+
     @staticmethod
-    def _clear(err):
-        for v in err.vars:
-            if v.error is err:
-                v.error = None
-        err.vars = []
-
-    def _raise_for(self, var):
+    def _raise_for(var):
         err = var.error
         if err is not None:
-            try:
-                self.errors.remove(err)
-            except ValueError:
-                pass
-            self._clear(err)
-            raise err
+            raise err.again()
 
     def _raise_pending(self):
-        if self.errors:
-            err = self.errors[0]
-            for e in self.errors:
-                self._clear(e)
-            self.errors.clear()
-            raise err
+        """Raises the first error of the operations that failed since the last waitall and
+        whose results can still be read, whether or not reading them raised it already: each
+        failure is reported once by waitall (a second waitall passes, as in MXNet), and stays
+        on its arrays. A failure whose arrays have all been freed can give no wrong value and
+        is not reported (MXNet 1.9.1 reports it, unless the same error was raised already)."""
+        errors, self.errors = self.errors, []
+        for err in errors:
+            if err.readable:
+                raise err.again()
 
 
 _NEVER = float('inf')

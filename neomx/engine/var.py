@@ -19,11 +19,16 @@ class Var:
     (an NDArray's storage adds the tensor)."""
     __slots__ = ('writer', 'wseq', 'readers', 'error', '__weakref__')
 
+    # Whether an operation that fails while writing this Var leaves it failed: true for data,
+    # which the operation may have left unset or half-written; false for state that stays
+    # valid whatever an operation did with it (a device's random generator).
+    fails_with_writer = True
+
     def __init__(self):
         self.writer = None     # worker of the last write pushed, or None
         self.wseq = 0          # its sequence number on that worker
         self.readers = None    # {worker: seq} of reads pushed since that write
-        self.error = None      # exception of the failed op that last wrote it
+        self.error = None      # exception of the failed op that last wrote it, if it failed
 
 
 def track(worker, seq, reads, writes):

@@ -237,6 +237,10 @@ def setitem(x, key, value):
     flips = ()
     if not arrays and not full:
         template, flips = _ascending(x._shape, template)
+    if not (full and x._view is None):
+        # What the write leaves alone is part of the result: a partial write into a failed
+        # array leaves it failed.
+        reads.append(x._var)
 
     def fn():
         if full and x._view is None and x._var.tensor is None:
