@@ -23,7 +23,10 @@
 """
 import os
 import runpy
+import shutil
 import sys
+import tempfile
+import time
 import types
 
 __all__ = ['main', 'run_target']
@@ -297,14 +300,55 @@ def cmd_launch(argv):
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed import run as torchrun
     status = 0
+    # Where the workers keep how far they got with the KVStore (kvstore/progress.py).
+    folder = tempfile.mkdtemp(prefix='neomx-launch-')
+    before = os.environ.get('NEOMX_LAUNCH_DIR')
+    os.environ['NEOMX_LAUNCH_DIR'] = folder
     try:
         torchrun.main(targv)
     except ChildFailedError as exc:
         print("neomx launch: %s" % exc, file=sys.stderr)
+        node_rank = int(opts.get('node_rank', 0))
+        cause = _stopped_worker(folder, range(node_rank * nproc, (node_rank + 1) * nproc), exc)
+        if cause:
+            print(cause, file=sys.stderr)
         status = 1
+    finally:
+        if before is None:
+            os.environ.pop('NEOMX_LAUNCH_DIR', None)
+        else:
+            os.environ['NEOMX_LAUNCH_DIR'] = before
+        shutil.rmtree(folder, ignore_errors=True)
     if opts.get('profile'):
         _merge_rank_traces(opts['profile'], nproc, int(opts.get('node_rank', 0)))
     return status
+
+
+def _stopped_worker(folder, ranks, exc):
+    """The root cause of a failed job when a worker of this machine stopped calling the
+    KVStore and another timed out waiting for it (torch's report names the one that timed
+    out, as it failed first): a line naming the worker that stopped, or None."""
+    from .kvstore import progress
+    behind, furthest = progress.stopped(folder, ranks)
+    if not behind:
+        return None
+    first = exc.get_first_failure()[0]
+    r, n, t = behind[0]
+    fr, fn, ft = furthest
+    waited = [rank for rank in exc.failures if rank not in [b[0] for b in behind]]
+    if first == r:
+        torch_says = "Torch's report names it too: it failed first"
+    elif first in waited:
+        torch_says = ("Torch's report names rank %d, which failed first: it gave up waiting "
+                      "for rank %d (NEOMX_DIST_TIMEOUT)" % (first, r))
+    else:
+        torch_says = "Torch's report names rank %d, which failed first" % first
+    return ("neomx launch: root cause: rank %d stopped calling the KVStore: it started %d "
+            "collective(s), the last at %s, while rank %d started %d (the last at %s)%s. %s"
+            % (r, n, time.strftime('%H:%M:%S', time.localtime(t)), fr, fn,
+               time.strftime('%H:%M:%S', time.localtime(ft)),
+               '' if len(behind) == 1 else '; ranks %s stopped too' % ', '.join(
+                   str(b[0]) for b in behind[1:]), torch_says))
 
 
 def _merge_rank_traces(name, nproc, node_rank):

@@ -2,6 +2,7 @@
 distributed samplers, and workers that die or hang."""
 import json
 import os
+import re
 import runpy
 import socket
 import subprocess
@@ -219,6 +220,39 @@ def lost_worker(tmp_path, fate, code, timeout=4):
     elapsed = float(msg.split('after ')[1].split(' s')[0])
     assert elapsed < timeout + 3, msg
     return out
+
+
+HANGS_AT_STEP_5 = '''
+import time
+import mxnet as mx
+kv = mx.kv.create('dist_sync')
+kv.init(0, mx.nd.zeros((100,)))
+for i in range(1000):
+    if i == 5 and kv.rank == 0:
+        time.sleep(600)                 # stops calling the KVStore
+    g = mx.nd.ones((100,))
+    kv.pushpull(0, g)
+    g.asnumpy()
+'''
+
+
+def test_launcher_names_the_worker_that_stopped_calling_the_kvstore(tmp_path):
+    """Rank 0 stops calling the KVStore and rank 1 times out waiting for it: torch's report
+    names rank 1 (it failed first); the launcher names rank 0 as the root cause, and rank 1's
+    error says that worker 0 stopped."""
+    script = tmp_path / 'worker.py'
+    script.write_text(HANGS_AT_STEP_5)
+    r = subprocess.run([sys.executable, '-m', 'neomx', 'launch', '-n', '2', str(script)],
+                       cwd=str(tmp_path), env=_env(NEOMX_DIST_TIMEOUT='4'),
+                       capture_output=True, text=True, timeout=240)
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-4000:]
+    assert re.search(r"neomx launch: root cause: rank 0 stopped calling the KVStore: it started "
+                     r"(\d+) collective\(s\), the last at [\d:]+, while rank 1 started (\d+) "
+                     r".*Torch's report names rank 1, which failed first: it gave up waiting "
+                     r"for rank 0", r.stderr), r.stderr[-4000:]
+    assert re.search(r'failed on worker 1 of 2: .*Worker 0 started \d+ collective\(s\), the '
+                     r'last \d+ s ago, to this worker\'s \d+: it stopped calling the KVStore',
+                     r.stderr), r.stderr[-4000:]
 
 
 @pytest.mark.parametrize('fate', ['dies', 'hangs'])

@@ -56,6 +56,7 @@ from ..context import cpu
 from ..engine import Var
 from ..ndarray.ndarray import user_line
 from . import DIST_KINDS
+from . import progress as _progress
 from .local import LocalKVStore, _out_tensor
 
 __all__ = ['DistKVStore', 'init_process_group', 'timeout_seconds']
@@ -98,6 +99,7 @@ def init_process_group():
                                  "the processes with `neomx launch` or torchrun, which set them"
                                  % ' and '.join(missing))
             dist.init_process_group(_backend(), init_method='env://', timeout=timeout)
+            _progress.join(dist.get_rank())
         else:
             dist.init_process_group('gloo', store=dist.HashStore(), rank=0, world_size=1,
                                     timeout=timeout)
@@ -131,9 +133,10 @@ def _comm_error(what, exc):
     rank, world = dist.get_rank(), dist.get_world_size()
     return MXNetError(
         "dist KVStore: %s failed on worker %d of %d: %s: %s. Another worker has probably died or "
-        "stopped calling the KVStore (a collective waits at most NEOMX_DIST_TIMEOUT=%d s)"
+        "stopped calling the KVStore (a collective waits at most NEOMX_DIST_TIMEOUT=%d s).%s"
         % (what, rank, world, type(exc).__name__, str(exc).strip().splitlines()[0][:300]
-           if str(exc).strip() else '', timeout_seconds()))
+           if str(exc).strip() else '', timeout_seconds(),
+           _progress.explain(rank, _progress.local_ranks())))
 
 
 def _all_reduce(tensors, what):
@@ -144,6 +147,7 @@ def _all_reduce(tensors, what):
         groups.setdefault((t.dtype, t.device), []).append(t)
     try:
         for ts in groups.values():
+            _progress.started()
             if len(ts) == 1:
                 dist.all_reduce(ts[0])
                 continue
@@ -161,6 +165,7 @@ def _all_reduce(tensors, what):
 def _broadcast(tensors, what):
     try:
         for t in tensors:
+            _progress.started()
             dist.broadcast(t, src=0)
     except Exception as exc:
         raise _comm_error(what, exc) from exc
@@ -334,6 +339,7 @@ class _Bucketer:
             b.comm = comm
             b.snapshot = dict(b.ready)
             if self.world > 1:
+                _progress.started()
                 b.work = dist.all_reduce(comm, group=self.group, async_op=True)
                 if _profiler._recording():
                     _trace_bucket(b.work, self.buckets.index(b), len(b.keys), b.nbytes)
@@ -516,6 +522,7 @@ class DistKVStore(LocalKVStore):
 
         def fn():
             try:
+                _progress.started()
                 dist.barrier()
             except Exception as exc:
                 raise _comm_error('barrier', exc) from exc
