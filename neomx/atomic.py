@@ -1,8 +1,11 @@
-"""Files written whole or not at all: a temporary file beside the target, renamed over it.
+"""Files written whole or not at all: a temporary file beside the target, renamed over it;
+and read whole, from regular files only.
 
 A process killed while writing leaves the target as it was, and its temporary file behind;
 the next write of the same target removes such leftovers (those of processes of this machine
-that no longer run), so they do not pile up beside a checkpoint saved every epoch.
+that no longer run), so they do not pile up beside a checkpoint saved every epoch. A path
+that is not a regular file (a FIFO, a directory, a device) is refused by ``read`` at once:
+a FIFO with no writer would block a reader for ever.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), 'w.params')
@@ -20,7 +23,7 @@ import re
 import socket
 import stat
 
-__all__ = ['replacing', 'write', 'temporaries']
+__all__ = ['replacing', 'write', 'read', 'temporaries']
 
 _HOST = re.sub(r'[^A-Za-z0-9_-]', '_', socket.gethostname())[:64] or 'host'
 
@@ -122,3 +125,36 @@ def write(path, payload):
             f.flush()
             if stat.S_ISREG(os.fstat(f.fileno()).st_mode):     # fsync refuses devices
                 os.fsync(f.fileno())
+
+
+_KINDS = ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO (named pipe)'),
+          (stat.S_ISSOCK, 'a socket'), (stat.S_ISCHR, 'a character device'),
+          (stat.S_ISBLK, 'a block device'))
+
+
+def read(path):
+    """The bytes of the regular file ``path``. Anything else raises an OSError naming
+    ``path`` and what it is, without waiting: the file is opened without blocking (opening a
+    FIFO waits for a writer, reading one with none never ends) and checked before it is read.
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> read(folder)
+    Traceback (most recent call last):
+    ...
+    IsADirectoryError: [Errno 21] a directory, not a regular file: '...'
+    """
+    path = os.fspath(path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_BINARY', 0))
+    try:
+        mode = os.fstat(fd).st_mode
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = next((name for test, name in _KINDS if test(mode)), 'not a file')
+        code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
+        raise OSError(code, '%s, not a regular file' % kind, path)
+    with open(fd, 'rb') as f:
+        return f.read()

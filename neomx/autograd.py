@@ -18,6 +18,8 @@ back-propagate at the same time.
 import contextlib
 import weakref
 
+import numpy as np
+
 import torch
 
 from . import engine as _engine
@@ -449,6 +451,33 @@ def get_symbol(x):
     return Symbol([head])
 
 
+def _checked_gradients(func, grads, inputs):
+    """The tensors of the gradients a Function's ``backward`` returned, one per input, of its
+    shape (one that broadcasts to it is broadcast, as MXNet assigns it); anything else raises
+    an MXNetError naming the Function, the input and the shapes."""
+    name = type(func).__name__
+    if len(grads) != len(inputs):
+        raise MXNetError("%s.backward returned %d gradient(s) for %d input(s) of forward"
+                         % (name, len(grads), len(inputs)))
+    out = []
+    for i, (g, x) in enumerate(zip(grads, inputs)):
+        if g is not None and not isinstance(g, NDArray):
+            raise MXNetError("%s.backward returned a %s as the gradient of input %d: expected "
+                             "an NDArray of shape %s" % (name, type(g).__name__, i, x.shape))
+        if g is not None and g.shape != x.shape:
+            try:
+                fits = np.broadcast_shapes(g.shape, x.shape) == x.shape
+            except ValueError:
+                fits = False
+            if not fits:
+                raise MXNetError("%s.backward returned a gradient of shape %s for input %d, of "
+                                 "shape %s: expected the input's shape" % (name, g.shape, i,
+                                                                            x.shape))
+        t = None if g is None else g._data().detach()
+        out.append(t if t is None or g.shape == x.shape else t.expand(x.shape).contiguous())
+    return tuple(out)
+
+
 class Function:
     """A user-defined differentiable function: subclass with ``forward(self, *inputs)`` and
     ``backward(self, *output_grads)`` on NDArrays; ``save_for_backward`` keeps arrays for
@@ -499,7 +528,7 @@ class Function:
                                                                      o._ctx), type(o))
                                           for g, o in zip(gouts, outs)])
                 gin = [gin] if isinstance(gin, NDArray) else list(gin)
-                return tuple(g._data().detach() for g in gin)
+                return _checked_gradients(func, gin, inputs)
 
         def fn():
             torch.set_grad_enabled(True)

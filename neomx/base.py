@@ -231,6 +231,20 @@ def dtype_flag(dtype):
     return _BY_NAME[dtype_name(dtype)][2]
 
 
+def size_text(nbytes):
+    """``nbytes`` as people write it: '512 bytes', '3.6 TiB'.
+
+    >>> size_text(4 * 10 ** 12)
+    '3.6 TiB'
+    """
+    if nbytes < 1024:
+        return '%d bytes' % nbytes
+    for unit in ('KiB', 'MiB', 'GiB', 'TiB', 'PiB'):
+        nbytes /= 1024.0
+        if nbytes < 1024 or unit == 'PiB':
+            return '%.1f %s' % (nbytes, unit)
+
+
 def env_str(*names, default=None):
     """The first of the environment variables ``names`` that is set (neomx's own name first,
     then MXNet's), or ``default``."""

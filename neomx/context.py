@@ -10,6 +10,7 @@ cpu(1)
 ...     mx.context.current_context()
 cpu(1)
 """
+import os
 import threading
 import warnings
 
@@ -146,6 +147,26 @@ def gpu_memory_info(device_id=0):
     if device_id >= num_gpus():
         raise MXNetError("gpu(%d) is not available: this machine has %d GPU(s)" % (device_id, num_gpus()))
     return torch.cuda.mem_get_info(device_id)
+
+
+_MEMORY = {}
+
+
+def memory_bytes(ctx):
+    """The memory of the device of ``ctx`` in bytes (for a CPU, the machine's physical memory),
+    or None when it cannot be told: no array larger than that can be made there."""
+    key = (ctx.device_typeid, ctx.device_id if ctx.device_typeid == 2 else 0)
+    if key not in _MEMORY:
+        size = None
+        try:
+            if ctx.device_typeid == 2:
+                size = torch.cuda.get_device_properties(ctx.device_id).total_memory
+            else:
+                size = os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
+        except (AttributeError, ValueError, OSError, RuntimeError, AssertionError):
+            pass
+        _MEMORY[key] = size if size and size > 0 else None
+    return _MEMORY[key]
 
 
 _CPU0 = Context('cpu', 0)

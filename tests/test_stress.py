@@ -316,3 +316,82 @@ def test_failed_arrays_raise_at_every_read_from_many_threads(kind):
         assert [r for r in refs if r() is not None] == []
         gc.collect()
         mx.nd.waitall()
+
+
+# -- corrupt nd.save files: a clean error naming the file, or the arrays saved -----------------
+
+def _saved_layout(raw):
+    """The bytes of ``raw`` (an nd.save file) whose corruption no reader can notice, as the
+    format has no checksum: the values (and a sparse array's indices), the names, and each
+    record's dtype flag (another flag of the same width reads the same bytes); and, apart,
+    those that may also change a shape: a csr array's column count and a row_sparse array's
+    row count, which only the indices bound. Everything else is structure."""
+    from neomx.ndarray.utils import _Layout
+    layout = _Layout(memoryview(raw))
+    records, names = layout.file()
+    blind, reshaped = set(), set()
+    for rec in records:
+        blind.update(range(rec.data, rec.end))
+    sparse = {'record %d (offset %d)' % (i, r.start): r.stype for i, r in enumerate(records)}
+    for where, field, offset, _, _ in layout.fields:
+        if field == 'dtype flag':
+            blind.update(range(offset, offset + 4))
+        elif (sparse.get(where), field) in ((2, 'dimension 1'), (1, 'dimension 0')):
+            reshaped.update(range(offset, offset + 8))
+    pos = records[-1].end + 8
+    for name in names:
+        blind.update(range(pos + 8, pos + 8 + len(name.encode())))
+        pos += 8 + len(name.encode())
+    return blind, reshaped
+
+
+def _same_arrays(a, b):
+    return (list(a) == list(b) and
+            all(a[k].dtype == b[k].dtype and a[k].shape == b[k].shape and
+                a[k].asnumpy().tobytes() == b[k].asnumpy().tobytes() for k in a))
+
+
+def test_corrupt_files_load_right_or_name_the_file(tmp_path):
+    """Every bit of an nd.save file flipped, every byte dropped or doubled, and the file cut at
+    every length: each load gives the arrays saved or an MXNetError naming the file (for a
+    corrupt record, the record and the offset). A flip the format cannot notice (the values,
+    a name, a dtype flag turned into another of the same width) may load other values, but
+    never another number of arrays or other names' count, nor other shapes (but for a sparse
+    array's column or row count, which only its indices bound: see ``_saved_layout``)."""
+    saved = {'w': nd.array([[1, 2], [3, 4.5]]), 'b': nd.array([7], dtype='int32'),
+             'h': nd.array([1, 2, 3], dtype='float16'),
+             's': nd.array([[0, 1, 0], [2, 0, 0]]).tostype('csr')}
+    good = tmp_path / 'good.params'
+    nd.save(str(good), saved)
+    raw = good.read_bytes()
+    ref = nd.load(str(good))
+    blind, reshaped = _saved_layout(raw)
+    cases = [('flip%d.%d' % (i, b), raw[:i] + bytes([raw[i] ^ (1 << b)]) + raw[i + 1:])
+             for i in range(len(raw)) for b in range(8)]
+    cases += [('drop%d' % i, raw[:i] + raw[i + 1:]) for i in range(len(raw))]
+    cases += [('double%d' % i, raw[:i + 1] + raw[i:]) for i in range(len(raw))]
+    cases += [('cut%d' % n, raw[:n]) for n in range(len(raw))]
+    path = tmp_path / 'corrupt.params'
+    counts = {'error': 0, 'right': 0, 'blind': 0}
+    for name, data in cases:
+        path.write_bytes(data)
+        try:
+            out = nd.load(str(path))
+        except mx.MXNetError as e:
+            msg = str(e)
+            assert msg.startswith(str(path) + ': '), (name, msg)
+            assert ' at offset ' in msg, (name, msg)
+            counts['error'] += 1
+            continue
+        if _same_arrays(out, ref):
+            counts['right'] += 1
+            continue
+        at = int(name[4:].split('.')[0]) if name.startswith('flip') else -1
+        assert at in blind | reshaped, (name, {k: (v.shape, v.dtype) for k, v in out.items()})
+        assert len(out) == len(ref), name
+        if at in blind:
+            assert [v.shape for v in out.values()] == [v.shape for v in ref.values()], name
+        counts['blind'] += 1
+    # Every corruption of the structure is noticed; the loads that went through are the
+    # changes no reader can see, or ones that change nothing (the reserved field, a device id).
+    assert counts['error'] > 0.75 * len(cases), counts

@@ -38,12 +38,19 @@ class DeferredInitializationError(MXNetError):
 
 
 
-def _known_or_0(shape):
-    """``shape`` as a tuple with 0 for each unknown dimension (given as 0 or -1)."""
+def _known_or_0(shape, name):
+    """``shape`` as a tuple with 0 for each unknown dimension (given as 0, None or -1); a
+    dimension below -1 raises a ParameterError naming Parameter ``name`` in the words of
+    MXNet's ``shape_is_known`` assertion (``nn.Dense(-3)``)."""
     if shape is None:
         return None
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
+    for d in shape:
+        if d is not None and d < -1:
+            raise ParameterError("Parameter '%s' of shape %s: shape dimension size cannot be "
+                                 "less than %d, while received %d"
+                                 % (name, tuple(shape), -1 if is_np_shape() else 0, d))
     return tuple(int(d) if d is not None and d > 0 else 0 for d in shape)
 
 class ParameterError(MXNetError, AssertionError):
@@ -131,7 +138,7 @@ class Parameter:
         self._grad_req = None
         if isinstance(shape, int):
             shape = (shape,)
-        self._shape = _known_or_0(shape)
+        self._shape = _known_or_0(shape, name)
         self.name = name
         self._dtype = dtype
         self.lr_mult = lr_mult
@@ -196,7 +203,7 @@ class Parameter:
     def shape(self, new_shape):
         if new_shape is None:
             return
-        new_shape = _known_or_0(new_shape)
+        new_shape = _known_or_0(new_shape, self.name)
         if self._shape is None:
             self._shape = new_shape
             return
@@ -635,7 +642,7 @@ class ParameterDict:
                             break
                         merged.append(b if a in (0, -1) else a)
                     if ok:
-                        param._shape = _known_or_0(merged)
+                        param._shape = _known_or_0(merged, param.name)
                         continue
             elif k == 'dtype' and v is not None and dtype_name(v) == dtype_name(existing):
                 continue

@@ -24,7 +24,7 @@ applies the same update to the same summed gradient.
 import os
 from math import prod
 
-from .. import autograd, optimizer as opt
+from .. import atomic, autograd, optimizer as opt
 from ..kvstore import KVStore, KVStoreBase, create as _create_kvstore
 from ..ndarray.utils import _write_atomic
 from .parameter import Parameter, ParameterDict
@@ -257,6 +257,15 @@ class Trainer:
         if self._params_to_init:
             self._init_params()
 
+    def _check_initialized(self):
+        """Raises for a parameter not initialised yet, before its gradient is looked at: one
+        whose initialisation waits for the first forward pass gets MXNet's
+        DeferredInitializationError (which its store raises reading every parameter), not a
+        warning that its gradient is stale."""
+        for param in self._params:
+            if param._data is None:
+                param._check_and_get(None, list)
+
     # -- the optimizer --------------------------------------------------------------------
     @property
     def learning_rate(self):
@@ -297,6 +306,7 @@ class Trainer:
         """
         self._check_and_rescale_grad(self._scale / batch_size)
         self._prepare()
+        self._check_initialized()
         self._check_stale(ignore_stale_grad)
         self._allreduce_grads()
         self._update(ignore_stale_grad)
@@ -305,6 +315,7 @@ class Trainer:
         """Sums each parameter's gradients across devices (into every device's gradient), for
         use with ``update`` when the gradients are to be changed in between (clipping)."""
         self._prepare()
+        self._check_initialized()
         if self._kvstore and self._update_on_kvstore:
             raise AssertionError('allreduce_grads() when parameters are updated on kvstore is '
                                  'not supported. Try setting `update_on_kvstore` to False when '
@@ -314,6 +325,7 @@ class Trainer:
     def update(self, batch_size, ignore_stale_grad=False):
         """The update half of ``step`` (after ``allreduce_grads``)."""
         self._prepare()
+        self._check_initialized()
         if self._kvstore and self._update_on_kvstore:
             raise AssertionError('update() when parameters are updated on kvstore is not '
                                  'supported. Try setting `update_on_kvstore` to False when '
@@ -417,8 +429,7 @@ class Trainer:
             self._kvstore.load_optimizer_states(fname)
             self._optimizer = self._kvstore._updater.optimizer
         else:
-            with open(fname, 'rb') as f:
-                states = f.read()
+            states = atomic.read(fname)
             for updater in self._updaters:
                 updater.set_states(states)
                 updater.optimizer = self._updaters[0].optimizer

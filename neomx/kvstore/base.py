@@ -16,6 +16,7 @@ With an updater (``set_optimizer``), a push runs ``updater(keys, merged, stored)
 """
 import warnings
 
+from .. import atomic
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..ndarray.utils import _write_atomic
@@ -398,8 +399,7 @@ class KVStore(KVStoreBase):
         if self._updater is None:
             raise MXNetError("KVStore.load_optimizer_states: no optimizer is set on this store "
                              "(call set_optimizer first)")
-        with open(fname, 'rb') as f:
-            self._updater.set_states(f.read())
+        self._updater.set_states(atomic.read(fname))
 
     def _barrier(self):
         """Waits for every worker: with one process there is nothing to wait for."""

@@ -19,6 +19,7 @@ are summed through a KVStore when there are several devices (MXNet's choices of 
 import logging
 import warnings
 
+from .. import atomic
 from .. import context as ctx
 from .. import optimizer as opt
 from ..base import MXNetError
@@ -422,8 +423,7 @@ class Module(BaseModule):
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
         else:
-            with open(fname, 'rb') as f:
-                self._updater.set_states(f.read())
+            self._updater.set_states(atomic.read(fname))
 
     def install_monitor(self, mon):
         """Installs ``mon`` (an ``mx.mon.Monitor``) on every executor."""

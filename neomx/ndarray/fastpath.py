@@ -23,7 +23,7 @@ from ..base import dtype_torch, mode, user_line
 from ..ops.elemwise import scalar_tensor
 from ..ops.registry import ShapeError
 from ..engine.engine import NOT_NOW
-from .ndarray import NDArray, Storage, _make, _new, _shape_error
+from .ndarray import NDArray, Storage, _check_results, _make, _new, _shape_error
 
 __all__ = ['Plan', 'call']
 
@@ -155,6 +155,7 @@ def _plan(op, a, b, number, attrs, where):
         (oshape,), (odtype,) = op.infer(attrs, shapes, dtypes)
     except ShapeError as e:
         raise _shape_error(op, e, attrs, shapes, dtypes, where or user_line()) from None
+    _check_results(op, attrs, (oshape,), (odtype,), a._ctx, where or user_line())
     work = op.work(attrs, shapes, (oshape,))
     kernel = op.kernel
     on_floats = getattr(kernel, 'on_floats', None)

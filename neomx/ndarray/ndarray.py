@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 from .. import engine as _engine
-from ..base import MXNetError, dtype_name, dtype_np, dtype_torch, mode, user_line
-from ..context import Context, current_context
+from ..base import MXNetError, dtype_name, dtype_np, dtype_torch, mode, size_text, user_line
+from ..context import Context, current_context, memory_bytes
 from ..engine import Var
 from ..ops import registry
 from ..ops.layout import dense, is_dense, row_major as _strides
@@ -318,6 +318,7 @@ def invoke_dense(op, inputs, attrs, out=None, ctx=None, where=None):
         out_shapes, out_dtypes = op.infer(attrs, shapes, dtypes)
     except ShapeError as e:
         raise _shape_error(op, e, attrs, shapes, dtypes, where) from None
+    _check_results(op, attrs, out_shapes, out_dtypes, ctx, where)
     outs = [_make(Storage(), s, d, ctx) for s, d in zip(out_shapes, out_dtypes)]
     cls = _subclass(inputs, op.name, attrs)
     if cls is not None:
@@ -407,6 +408,32 @@ def _traced(op, inputs, attrs, out, ctx, where):
         for t, r in zip(targets, results):
             trace.alias(t, r)
     return res
+
+
+_LARGE = 1 << 24    # results of fewer elements are not checked against the device's memory
+
+
+def _check_results(op, attrs, out_shapes, out_dtypes, ctx, where):
+    """Raises now, naming the operator and the caller's line, what the kernel would raise at
+    the next synchronisation in torch's words: a creation or random operator's ``shape`` with
+    a negative dimension (its shape rule reads one as unknown, which only a Symbol may leave),
+    and results larger than the memory of the device."""
+    if op.creation or op.rng:
+        shape = attrs.get('shape')
+        if isinstance(shape, tuple) and any(d < 0 for d in shape):
+            raise MXNetError("%s: shape %s has a negative dimension: a dimension cannot be "
+                             "negative%s" % (op.name, shape, _fmt_where(where)))
+    n = 0
+    for s in out_shapes:
+        n += _numel(s)
+    if n > _LARGE:
+        need = sum(_numel(s) * dtype_torch(d).itemsize for s, d in zip(out_shapes, out_dtypes))
+        have = memory_bytes(ctx)
+        if have is not None and need > have:
+            what = ', '.join('%s %s' % (d, s) for s, d in zip(out_shapes, out_dtypes))
+            raise MXNetError("%s: the result (%s) needs %s of memory, more than the %s %s has%s"
+                             % (op.name, what, size_text(need), size_text(have), ctx,
+                                _fmt_where(where)))
 
 
 def _shape_error(op, exc, attrs, shapes, dtypes, where):

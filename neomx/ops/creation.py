@@ -92,6 +92,8 @@ register('_arange', inputs=(), creation=True, infer=_arange_rule,
 
 def _eye_rule(attrs, shapes, dtypes):
     n, m = attrs['N'], attrs['M'] or attrs['N']
+    if n < 0 or m < 0:
+        raise ShapeError("N=%d, M=%d: a dimension cannot be negative" % (attrs['N'], attrs['M']))
     return ((n, m),), (attrs['dtype'] or 'float32',)
 
 
@@ -109,6 +111,8 @@ register('_eye', inputs=(), creation=True, infer=_eye_rule,
 
 
 def _linspace_rule(attrs, shapes, dtypes):
+    if attrs['num'] < 0:
+        raise ShapeError("num=%d: the number of values cannot be negative" % attrs['num'])
     return ((attrs['num'],),), (attrs['dtype'] or 'float32',)
 
 

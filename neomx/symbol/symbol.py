@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 
+from .. import atomic
 from ..base import MXNetError, NotImplementedForSymbol, dtype_flag, dtype_name, dtype_np
 from ..ndarray.fluent import FLUENT
 from ..ndarray.gen import bind_args
@@ -744,8 +745,15 @@ def load(fname):
     """A Symbol from a ``-symbol.json`` file (written by neomx or by MXNet)."""
     if not isinstance(fname, str):
         raise TypeError('fname needs to be string')
-    with open(fname) as f:
-        text = f.read()
+    try:
+        raw = atomic.read(fname)
+    except OSError as e:
+        raise MXNetError("load: cannot read %s: %s" % (fname, e.strerror or e)) from None
+    try:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as e:
+        raise MXNetError("load: %s is not a symbol JSON file (not UTF-8 text: byte %d)"
+                         % (fname, e.start)) from None
     from .json import loads
     return Symbol(loads(text, fname))
 
