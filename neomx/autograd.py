@@ -24,9 +24,10 @@ import torch
 
 from . import engine as _engine
 from .base import MXNetError, mode
-from .ndarray.ndarray import (RELEASED, NDArray, Storage, _make, graph_tensors, in_array_class,
-                              record_outputs, shadow_tensor, user_line)
-from .ops.layout import dense, is_channels_last
+from .ndarray.ndarray import NDArray, Storage, _make, in_array_class, user_line
+from .ndarray.run import (RELEASED, closure, leaf, record_outputs, recording, shadow_tensor,
+                          store_gradient)
+from .ops.layout import dense
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
            'set_recording', 'set_training', 'mark_variables', 'backward', 'grad', 'get_symbol',
@@ -126,7 +127,7 @@ def mark_variables(variables, gradients, grad_reqs='write'):
             t = dense(var.tensor.detach())
             var.tensor = t.requires_grad_(True) if differentiable else t
             if integer:
-                var.shadow = t.double().requires_grad_(True)
+                var.shadow = leaf(t)
         _engine._engine.push(fn, [var], [var], x._ctx, '_mark_variable', where)
 
 
@@ -205,12 +206,12 @@ def _head_tensors(heads, head_grads):
     ts, gs = [], []
     for h, g in zip(heads, head_grads):
         if h._var.shadow is not None:       # an integer result: its float64 shadow
-            with torch.enable_grad():
+            with recording():
                 t = shadow_tensor(h)
         elif h._view is not None:
             # A view head (x.reshape(...), a[()]) is cut from its storage here, on the
             # engine's thread where grad mode is off: it must be cut with grad mode on.
-            with torch.enable_grad():
+            with recording():
                 t = h._tensor()
         else:
             t = h._tensor()
@@ -303,26 +304,10 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
         finally:
             if detach is not None:
                 detach()
-        for lv, t, (buf, req) in zip(targets, inputs, buffers):
+        for t, (buf, req) in zip(inputs, buffers):
             g = _materialised(t.grad, t)
             t.grad = None
-            gvar = buf._var
-            if g.shape != buf._shape:     # marked through a reshaped view
-                g = g.reshape(buf._shape)
-            if lv.shadow is not None:           # an integer variable's gradient
-                g = g.to(gvar.tensor.dtype if gvar.tensor is not None else torch.int64)
-            if g.layout is not torch.strided:
-                # a sparse gradient (Embedding's with sparse_grad): a sparse buffer keeps it
-                # sparse (its storage converts it), a dense one gets its dense form
-                if req == 'add':
-                    gvar.tensor = gvar.tensor + g
-                else:
-                    gvar.tensor = g if buf._sparse else g.to_dense()
-            elif req == 'add':
-                gvar.tensor = gvar.tensor + g
-            else:
-                # a weight stored channels-last gets its gradient so (ops.layout.keep_channels_last)
-                gvar.tensor = g if is_channels_last(t) and is_channels_last(g) else dense(g)
+            store_gradient(buf, g, req, like=t)
     _engine._engine.push(fn, reads, writes, heads[0]._ctx, '_backward', where)
 
 
@@ -360,14 +345,13 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         # storage): a view made now would not be in the graph.
         inputs = [v._var.tensor if v._var.shadow is None else v._var.shadow
                   for v in variables]
-        torch.set_grad_enabled(create_graph)
         try:
-            gr = _run_grad(ts, gs, retain_graph, create_graph, inputs) \
-                if ts else [None] * len(inputs)
+            with recording(create_graph):
+                gr = _run_grad(ts, gs, retain_graph, create_graph, inputs) \
+                    if ts else [None] * len(inputs)
         except RuntimeError as exc:
             raise _explain(exc) from exc
         finally:
-            torch.set_grad_enabled(False)
             if detach is not None:
                 detach()
         for o, g, t, v in zip(outs, gr, inputs, variables):
@@ -375,7 +359,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
             if v._var.shadow is not None:       # an integer variable's gradient
                 g = g.to(v._var.tensor.dtype)
             if g.shape != o._shape:
-                with torch.set_grad_enabled(create_graph):     # in the new graph
+                with recording(create_graph):     # in the new graph
                     g = g.reshape(o._shape)
             o._var.tensor = g if g.layout is torch.strided else g.to_dense()
     _engine._engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
@@ -530,14 +514,7 @@ class Function:
                 gin = [gin] if isinstance(gin, NDArray) else list(gin)
                 return _checked_gradients(func, gin, inputs)
 
-        def fn():
-            torch.set_grad_enabled(True)
-            try:
-                rs = _Bridge.apply(*graph_tensors(inputs, rec))
-            finally:
-                torch.set_grad_enabled(False)
-            for r, t in zip(results, rs):
-                r._var.tensor = t
+        fn = closure(_Bridge.apply, inputs, results, rec=rec)
         _engine._engine.push(fn, [x._var for x in inputs] + [o._var for o in outs],
                              [r._var for r in results], inputs[0]._ctx, type(self).__name__,
                              where)

@@ -17,7 +17,8 @@ import inspect
 import warnings
 
 from ..base import MXNetError, mode
-from ..ndarray.ndarray import NDArray, _merge_leaves, from_tensor, user_line
+from ..ndarray.ndarray import NDArray, from_tensor, user_line
+from ..ndarray.run import merge_leaves
 from .. import symbol as _symbol
 from ..symbol import Symbol
 from ..symbol.cached_op import compile_program
@@ -279,7 +280,7 @@ class _Entry:
         self.pvars = [a._var for a in arrays]
         self.n_data = len(data)
         self.data_specs = [(a.shape, a._dtype) for a in data]
-        self.leaves = _merge_leaves([a._var for a in arrays])
+        self.leaves = merge_leaves([a._var for a in arrays])
         self.out_fmt = out_fmt
         self.epoch = _EPOCH[0]
         self.ctx = ctx
@@ -438,7 +439,7 @@ class HybridCache:
                 entry.per_call = any(data_per_call(p) for p in entry.params)
             entry.arrays = [p.data(entry.ctx) for p in entry.params]
             entry.pvars = [a._var for a in entry.arrays]
-            entry.leaves = _merge_leaves(entry.pvars)
+            entry.leaves = merge_leaves(entry.pvars)
             entry.epoch = _EPOCH[0]
         leaves = recipe = None
         if mode.recording:
@@ -458,7 +459,7 @@ class HybridCache:
         return regroup(outs, entry.out_fmt)
 
     def _leaves(self, entry, inputs):
-        data = _merge_leaves([a._var for a in inputs])
+        data = merge_leaves([a._var for a in inputs])
         if data is None:
             return entry.leaves or False
         if entry.leaves is None:

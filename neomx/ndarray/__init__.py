@@ -1,5 +1,6 @@
 """``mx.nd``: the imperative array API. Every registered operator is here as ``nd.<name>``."""
 from . import ndarray as _ndarray_mod
+from . import fastpath  # noqa: F401  (installs the fast path of tiny operations)
 from .ndarray import NDArray, waitall
 from .creation import *  # noqa: F401,F403
 from .creation import __all__ as _creation_all

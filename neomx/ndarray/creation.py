@@ -12,8 +12,9 @@ from ..context import current_context
 from ..ops import registry
 from ..ops.layout import dense
 from .gen import parse_ctx
-from .ndarray import (NDArray, Storage, _binary, _check_writable, _make, _store, from_tensor,
-                      invoke, user_line)
+from .ndarray import (NDArray, Storage, _binary, _check_writable, _make, from_tensor, invoke,
+                      user_line)
+from .run import store_into
 
 __all__ = ['array', 'empty', 'zeros', 'ones', 'full', 'arange', 'eye', 'linspace', 'from_numpy',
            'from_dlpack', 'to_dlpack_for_read', 'to_dlpack_for_write', 'add', 'subtract',
@@ -383,7 +384,7 @@ def reset_arrays(*arrays, num_arrays=None):
             for a in group:
                 t = a._tensor(write=True)
                 if t is None:
-                    _store(a, torch.zeros(a._shape, device=ctx.torch_device))
+                    store_into(a, torch.zeros(a._shape, device=ctx.torch_device))
                 else:
                     t.detach().zero_()
         _engine._engine.push(fn, [], [a._var for a in group], ctx, 'reset_arrays', where)

@@ -3,11 +3,12 @@ outside autograd, in one place, behind one entry point, ``call``.
 
 The first call of a kind (operator, input shapes and dtypes, and the number of ``x + 1``)
 infers its output and remembers a ``Plan``; later calls of that kind look it up in one
-dictionary, make the output array and either run the kernel at once (a tiny operation on a
-CPU whose inputs have nothing pending and need no autograd: ``Engine.run_now``) or push it.
-Everything else (autograd, views, sparse arrays, tracing, ``out=``, several outputs,
-generators) takes ``invoke``'s general path. Any change here must keep ``tests/test_ops_elemwise.py``'s "same
-bits on every call" test passing.
+dictionary, make the output array and hand the kernel to ``run.plain``, which runs it at once
+(a tiny operation on a CPU whose inputs have nothing pending and need no autograd:
+``Engine.run_now``) or pushes it. Everything else (autograd, views, sparse arrays, tracing,
+``out=``, several outputs, generators) takes ``invoke``'s general path. The module installs
+``call`` as ``ndarray._fast_call``, which ``invoke`` and the arithmetic methods try first. Any
+change here must keep ``tests/test_ops_elemwise.py``'s "same bits on every call" test passing.
 
 >>> import neomx as mx
 >>> x = mx.nd.ones((2,))
@@ -16,14 +17,12 @@ bits on every call" test passing.
 >>> (x + 1).asnumpy().tolist()      # the same kind: its plan is remembered
 [2.0, 2.0]
 """
-from functools import partial
-
-from .. import engine as _engine
 from ..base import dtype_torch, mode, user_line
 from ..ops.elemwise import scalar_tensor
 from ..ops.registry import ShapeError
-from ..engine.engine import NOT_NOW
-from .ndarray import NDArray, Storage, _check_results, _make, _new, _shape_error
+from . import ndarray as _ndarray
+from .ndarray import Storage, _check_results, _new, _shape_error
+from .run import plain
 
 __all__ = ['Plan', 'call']
 
@@ -83,60 +82,14 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
             if len(_PLANS) >= 4096:
                 _PLANS.clear()
             _PLANS[key] = plan
-    ctx = a._ctx
-    eng = _engine._engine
-    av = a._var
-    kernel = plan.kernel
-    arg = plan.arg
     var = Storage()
-    if plan.work < eng.inline_work and ctx.device_typeid != 2:
-        # At once, in this thread: Engine.run_now checks that nothing is pending on the inputs;
-        # the fast path checks that they need no autograd (a kernel on a marked variable would
-        # record a graph here). The output is new: nobody else sees it before it is returned.
-        t = av.tensor
-        if t is not None and not t.requires_grad:
-            if b is not None:
-                bv = b._var
-                u = bv.tensor
-                if u is None or u.requires_grad:
-                    r = NOT_NOW
-                elif attrs:
-                    r = eng.run_now(partial(kernel, **attrs), t, u, av, bv, var, op.name)
-                else:
-                    r = eng.run_now(kernel, t, u, av, bv, var, op.name)
-            elif arg is not None:
-                r = eng.run_now(kernel, t, arg, av, None, var, op.name)
-            elif attrs:
-                r = eng.run_now(partial(kernel, **attrs), t, None, av, None, var, op.name)
-            else:
-                r = eng.run_now(kernel, t, None, av, None, var, op.name)
-            if r is not NOT_NOW:
-                var.tensor = r
-                out = _new(a.__class__)
-                out._var = var
-                out._shape = plan.shape
-                out._dtype = plan.dtype
-                out._ctx = ctx
-                out._view = None
-                return out
-    if b is None:
-        reads = (av,)
-        if arg is not None:
-            def fn():
-                var.tensor = kernel(av.tensor, arg)
-        else:
-            def fn():
-                var.tensor = kernel(av.tensor, **attrs)
-    else:
-        bv = b._var
-        reads = (av, bv)
-
-        def fn():
-            var.tensor = kernel(av.tensor, bv.tensor, **attrs)
-    out = _make(var, plan.shape, plan.dtype, ctx)
-    if a.__class__ is not NDArray:
-        out.__class__ = a.__class__
-    eng.push(fn, reads, (var,), ctx, op.name, where or user_line(), False, plan.work)
+    out = _new(a.__class__)
+    out._var = var
+    out._shape = plan.shape
+    out._dtype = plan.dtype
+    out._ctx = ctx = a._ctx
+    out._view = None
+    plain(plan.kernel, plan.arg, attrs, a, b, var, ctx, plan.work, op.name, where)
     return out
 
 
@@ -170,3 +123,6 @@ def _plan(op, a, b, number, attrs, where):
     elif on_floats is not None and floats and not attrs:
         kernel = on_floats
     return Plan(oshape, odtype, _UNKNOWN_WORK if work is None else work, kernel, arg)
+
+
+_ndarray._fast_call = call     # invoke and the arithmetic methods try it first

@@ -13,7 +13,6 @@ views: they share the storage (and its Var) of the array they come from, as in M
 >>> b.asnumpy().tolist()   # waits for the result
 [[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]]
 """
-import weakref
 
 import numpy as np
 import torch
@@ -23,10 +22,12 @@ from ..base import MXNetError, dtype_name, dtype_np, dtype_torch, mode, size_tex
 from ..context import Context, current_context, memory_bytes
 from ..engine import Var
 from ..ops import registry
-from ..ops.layout import dense, is_dense, row_major as _strides
+from ..ops.layout import dense, row_major as _strides
 from ..ops.registry import ShapeError
 from ..util import is_np_array as _is_np_array
 from . import one_element as _one_element
+from .run import (closure, merge_leaves, own, record_outputs, recording, shadowed,
+                  store_into)
 
 __all__ = ['NDArray', 'Storage', 'invoke', 'push_write', 'from_tensor', 'empty_like_spec',
            'waitall', 'rng_var']
@@ -67,7 +68,7 @@ class Storage(Var):
         self.fresh_grad = False   # set by backward, cleared by the Trainer (stale gradients)
         # Integer arrays are differentiated (as in MXNet) through a float64 copy that torch
         # autograd can follow: set for a marked integer variable and the integer results
-        # recorded from it (see _closure_shadow); True until the engine has made it.
+        # recorded from it (see run.closure); True until the engine has made it.
         self.shadow = None
 
 
@@ -221,43 +222,6 @@ def empty_like_spec(shape, dtype, ctx):
     return _make(Storage(), tuple(shape), dtype, ctx)
 
 
-# ``Storage.parents`` of a recorded result whose graph a backward pass without retain_graph
-# released: as in MXNet, it is a constant to later recordings, and a graph still reaching it
-# cannot be differentiated.
-RELEASED = ('released',)
-
-
-def record_outputs(out_vars, in_vars, leaves, recipe=None):
-    """Marks the Storages ``out_vars`` as recorded results, depending on ``leaves``, of the
-    inputs whose Storages are ``in_vars`` (None for an absent input); ``recipe`` is
-    ``(operator, attributes, input NDArrays)`` where an operator made them (for
-    ``autograd.get_symbol``). Returns what ``_call`` needs to run the kernel: True, or the
-    positions of the inputs outside the graph, whose tensors are cut off from any old graph."""
-    parents = tuple(v for v in in_vars if v is not None and getattr(v, 'leaves', None))
-    siblings = tuple(weakref.ref(v) for v in out_vars) if len(out_vars) > 1 else None
-    for k, v in enumerate(out_vars):
-        v.leaves = leaves
-        v.parents = parents
-        v.siblings = siblings
-        v.recipe = None if recipe is None else recipe + (k,)
-    if len(parents) == len(in_vars):
-        return True
-    return tuple(i for i, v in enumerate(in_vars)
-                 if v is not None and not getattr(v, 'leaves', None)) or True
-
-
-def _merge_leaves(vars_):
-    leaves = None
-    for v in vars_:
-        lv = getattr(v, 'leaves', None)
-        if lv:
-            if leaves is None or leaves is lv:
-                leaves = lv
-            else:
-                leaves = leaves | lv
-    return leaves
-
-
 def _check_ctx(op_name, inputs, where):
     ctx = None
     for x in inputs:
@@ -283,14 +247,14 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
         n = len(inputs)
         if n == 1:
             if inputs[0] is not None:
-                res = _fastpath.call(op, inputs[0], None, None, attrs, where)
+                res = _fast_call(op, inputs[0], None, None, attrs, where)
                 if res is not None:
                     return res
         elif n == 2:
             a, b = inputs
             # Arrays of two classes take the general path, which picks the result's class.
             if a is not None and b is not None and a.__class__ is b.__class__:
-                res = _fastpath.call(op, a, b, None, attrs, where)
+                res = _fast_call(op, a, b, None, attrs, where)
                 if res is not None:
                     return res
     if where is None:
@@ -336,11 +300,12 @@ def invoke_dense(op, inputs, attrs, out=None, ctx=None, where=None):
     in_vars = [x._var for x in inputs if x is not None]
     rec = False
     if mode.recording:
-        leaves = _merge_leaves(in_vars)
+        leaves = merge_leaves(in_vars)
         if leaves is not None:
             rec = record_outputs([o._var for o in outs],
                                  [None if x is None else x._var for x in inputs], leaves,
                                  (op, attrs, tuple(inputs)))
+    shadows = bool(rec) and out is None and shadowed(in_vars, [o._dtype for o in outs])
     mutated = ()
     if op.mutate:
         names = op.input_names(attrs, len(inputs), present_only=False)
@@ -352,17 +317,11 @@ def invoke_dense(op, inputs, attrs, out=None, ctx=None, where=None):
     if extra_reads:
         in_vars.extend(extra_reads)
         writes.extend(extra_reads)
-    if rec and out is None and (any(getattr(v, "shadow", None) is not None for v in in_vars)
-                                or any(o._dtype in _INTEGERS for o in outs)):
-        fn = _closure_shadow(op.kernel, inputs, kw, outs, op.view)
-    elif out is not None:
+    if out is not None:
         outs = _redirect(op, outs, out, where, inputs)
         writes = [o._var for o in outs] + writes[len(outs):]
-        fn = _closure_out(op.kernel, inputs, kw, outs, rec, op.view)
-    elif len(outs) == 1:
-        fn = _closure1(op.kernel, inputs, kw, outs[0]._var, rec, op.view)
-    else:
-        fn = _closure_n(op.kernel, inputs, kw, [o._var for o in outs], rec, op.view)
+    fn = closure(op.kernel, inputs, outs, kw, rec, op.view, into=out is not None,
+                 shadows=shadows)
     _engine._engine.push(fn, in_vars, writes, ctx, op.name, where, False,
                          op.work(attrs, shapes, out_shapes))
     if out is not None:
@@ -478,131 +437,8 @@ def row_major_storage(var, write=False):
             return t.contiguous()
         t.data = t.data.contiguous()
         return t
-    t = var.tensor = _own(t)
+    t = var.tensor = own(t)
     return t
-
-
-def _tensors(inputs):
-    return [None if x is None else (x._var.tensor if x._view is None else x._tensor())
-            for x in inputs]
-
-
-def _own(r):
-    """Makes a kernel result safe to keep as storage: row-major and sharing memory with no
-    input (MXNet's operators never return views)."""
-    if r._base is not None or not is_dense(r):
-        if r.requires_grad:
-            # Called after a recording kernel has turned grad mode off again: the copy must
-            # stay in the graph, or gradients through views (transpose, slices) are lost.
-            with torch.enable_grad():
-                return r.clone(memory_format=torch.contiguous_format)
-        return r.clone(memory_format=torch.contiguous_format)
-    return r
-
-
-def _call(kernel, inputs, kw, rec):
-    """Runs ``kernel`` on the inputs' tensors; with ``rec`` (from ``record_outputs``), under
-    torch's grad mode so torch records the graph (the engine's threads run with it off)."""
-    if not rec:
-        return kernel(*_tensors(inputs), **kw)
-    torch.set_grad_enabled(True)    # before the views of the inputs are made
-    try:
-        return kernel(*graph_tensors(inputs, rec), **kw)
-    finally:
-        torch.set_grad_enabled(False)
-
-
-def graph_tensors(inputs, rec):
-    """The tensors of ``inputs`` for a recorded kernel: those outside the graph (positions
-    ``rec`` when it is not True) detached, so that a released graph is never reached again."""
-    ts = _tensors(inputs)
-    if rec is not True:
-        for i in rec:
-            ts[i] = ts[i].detach()
-    return ts
-
-
-def _closure1(kernel, inputs, kw, ov, rec, view):
-    if len(inputs) == 1 and inputs[0] is not None and not rec and not view:
-        x = inputs[0]
-
-        def fn():
-            ov.tensor = kernel(x._var.tensor if x._view is None else x._tensor(), **kw)
-        return fn
-
-    def fn():
-        r = _call(kernel, inputs, kw, rec)
-        if isinstance(r, (tuple, list)):
-            r = r[0]
-        ov.tensor = _own(r) if view else r
-    return fn
-
-
-# (bool arrays too: MXNet differentiates them like integers)
-_INTEGERS = frozenset(('int8', 'uint8', 'int16', 'int32', 'int64', 'bool'))
-
-
-def shadow_tensor(x):
-    """The float64 copy autograd follows for integer array ``x`` (a view of it for a view)."""
-    t = x._var.shadow
-    if x._view is None:
-        return t
-    return t.as_strided(x._shape, _strides(x._shape), t.storage_offset() + x._view)
-
-
-def integer_gradient(shadow):
-    """``shadow``, the float shadow of an integer result, with the gradient reaching it made
-    whole: in MXNet an integer array's gradient has its dtype, so a fractional gradient
-    flowing back into an integer value is truncated there."""
-    if shadow.requires_grad:
-        shadow.register_hook(torch.trunc)
-    return shadow
-
-
-def _closure_shadow(kernel, inputs, kw, outs, view):
-    """A recorded operation reading integer arrays that autograd follows: the kernel runs on
-    their float64 shadows, and integer results keep the float result as their shadow."""
-    if getattr(kernel, 'int_no_grad', False) and all(o._dtype in _INTEGERS for o in outs):
-        # an integer operator whose gradient MXNet defines as zero (mod, floor division)
-        def plain():
-            rs = kernel(*_tensors(inputs), **kw)
-            for o, r in zip(outs, (rs,) if isinstance(rs, torch.Tensor) else rs):
-                o._var.tensor = _own(r) if view else r
-        return plain
-    for o in outs:
-        if o._dtype in _INTEGERS:
-            o._var.shadow = True
-
-    def fn():
-        torch.set_grad_enabled(True)    # the casts below are in the graph too
-        try:
-            ts = [None if x is None else
-                  (shadow_tensor(x) if x._var.shadow is not None else x._tensor())
-                  for x in inputs]
-            rs = kernel(*ts, **kw)
-            if isinstance(rs, torch.Tensor):
-                rs = (rs,)
-            for o, r in zip(outs, rs):
-                if view:
-                    r = _own(r)
-                v = o._var
-                want = dtype_torch(o._dtype)
-                if o._dtype in _INTEGERS:
-                    # (a float result is the shadow autograd follows; an integer one has none)
-                    v.shadow = integer_gradient(r) if r.is_floating_point() else None
-                    v.tensor = r.detach().to(want)
-                else:
-                    v.tensor = r if r.dtype == want else r.to(want)
-        finally:
-            torch.set_grad_enabled(False)
-    return fn
-
-
-def _closure_n(kernel, inputs, kw, ovs, rec, view):
-    def fn():
-        for v, r in zip(ovs, _call(kernel, inputs, kw, rec)):
-            v.tensor = _own(r) if view else r
-    return fn
 
 
 def _redirect(op, outs, out, where, inputs=()):
@@ -618,30 +454,6 @@ def _redirect(op, outs, out, where, inputs=()):
                              % (op.name, t._shape, o._shape, _fmt_where(where)))
         _check_writable(t, where, inputs)
     return list(targets)
-
-
-def _closure_out(kernel, inputs, kw, targets, rec, view):
-    def fn():
-        rs = _call(kernel, inputs, kw, rec)
-        if isinstance(rs, torch.Tensor):
-            rs = (rs,)
-        for t, r in zip(targets, rs):
-            _store(t, r)
-    return fn
-
-
-def _store(target, value):
-    """Writes tensor ``value`` into ``target``'s storage (in place, as views require)."""
-    var = target._var
-    if target._view is None and var.tensor is None:
-        var.tensor = dense(value.to(dtype_torch(target._dtype)))
-        return
-    dst = target._tensor(write=True)
-    if value.requires_grad and torch.is_grad_enabled():
-        dst.copy_(value)
-    else:
-        with torch.no_grad():
-            dst.copy_(value)
 
 
 def _check_writable(target, where=None, values=()):
@@ -1226,9 +1038,7 @@ def copy_into(src, dst):
     dst_stream = stream_of(dst._ctx) if stream_of is not None and dev.type == 'cuda' else None
 
     def fn():
-        if rec:
-            torch.set_grad_enabled(True)
-        try:
+        with recording(rec):
             t = src._tensor()
             if t.device != dev:
                 r = t.to(dev, dtype=dtype, non_blocking=dev.type == 'cuda')
@@ -1243,13 +1053,12 @@ def copy_into(src, dst):
             if fresh:
                 dst._var.tensor = dense(r)
             else:
-                _store(dst, r)
-        finally:
-            if rec:
-                torch.set_grad_enabled(False)
+                store_into(dst, r)
     reads = [src._var]
     _engine._engine.push(fn, reads, [dst._var], dst._ctx, '_copyto', where, copy=cross)
 
 
-from . import fastpath as _fastpath  # noqa: E402  (it builds on the names above)
-_fast_call = _fastpath.call
+def _fast_call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
+    """The fast path of tiny operations, ``fastpath.call``, which installs itself here when
+    it is imported (it builds on this module); None (not taken) until then."""
+    return None

@@ -15,14 +15,13 @@ autograd, so gradients flow through it exactly as through the operators one by o
 import torch
 
 from .. import engine as _engine
-from ..base import MXNetError, dtype_torch, mode
+from ..base import MXNetError, mode
 from ..context import current_context
-from ..ndarray.ndarray import (_INTEGERS, NDArray, Storage, _make, _merge_leaves, record_outputs,
-                               integer_gradient, rng_var, shadow_tensor,
-                               user_line)
+from ..ndarray.ndarray import NDArray, Storage, _make, rng_var, user_line
+from ..ndarray.run import INTEGERS, closure, integer_gradient, merge_leaves, record_outputs, shadowed
 from . import passes
 from .codegen import generate
-from .graph import Graph, input_slots
+from .graph import Graph, evaluate
 from .subgraph import backends, has_backend
 
 __all__ = ['CachedOp', 'Program', 'compile_program']
@@ -32,7 +31,7 @@ class Program:
     """A compiled graph for one signature: the generated code, the output shapes and dtypes,
     which inputs it writes (auxiliary states) and whether it draws random numbers."""
     __slots__ = ('code', 'out_specs', 'aux', 'rng', 'work', 'name', 'graph', 'replay',
-                 'input_names', 'integer_nodes', 'float_to_integer')
+                 'input_names', 'integer_nodes', 'float_to_integer', 'is_train')
 
     def __init__(self, code, out_specs, aux, rng, work, name, graph):
         self.code = code
@@ -46,6 +45,7 @@ class Program:
         self.input_names = ()
         self.integer_nodes = frozenset()    # ids of nodes with an integer first output
         self.float_to_integer = False       # some integer node reads a floating-point value
+        self.is_train = False
 
     @property
     def source(self):
@@ -79,99 +79,43 @@ class Program:
         rec = False
         if mode.recording:
             if leaves is None:
-                leaves = _merge_leaves(reads)
+                leaves = merge_leaves(reads)
             if leaves:
                 rec = record_outputs(out_vars, [x._var for x in data] + list(pvars), leaves,
                                      recipe)
-        fn = self.code.fn if (rec or self.replay is None) else self.replay
-        dev = ctx.torch_device
-        if rec and (self.float_to_integer or
-                    any(getattr(v, 'shadow', None) is not None for v in reads) or
-                    any(d in _INTEGERS for _, d in self.out_specs)):
-            _push_shadowed(self, fn, data, pvars, outs, reads, writes, ctx, gen, where)
-            return outs
-
-        def tensors():
-            ts = [x._tensor() for x in data]
-            if pvars:
-                ts += [v.tensor for v in pvars]
-            if rec is not True:
-                for i in rec:
-                    ts[i] = ts[i].detach()     # outside the graph (see record_outputs)
-            return ts
-
-        def run():
-            if rec:
-                torch.set_grad_enabled(True)   # before views of the inputs are made
-                try:
-                    rs = fn(*tensors(), generator=gen, device=dev)
-                finally:
-                    torch.set_grad_enabled(False)
-            else:
-                ts = [x._tensor() for x in data]
-                if pvars:
-                    ts += [v.tensor for v in pvars]
-                rs = fn(*ts, generator=gen, device=dev)
-            for v, r in zip(out_vars, rs):
-                v.tensor = r
-        _engine._engine.push(run, reads, writes, ctx, self.name, where, False, self.work)
+        kw = {'generator': gen, 'device': ctx.torch_device}
+        if rec and (self.float_to_integer or shadowed(reads, [d for _, d in self.out_specs])):
+            # integer values autograd follows: node by node on float64 shadows, so that their
+            # gradients are MXNet's (see integer_hook)
+            fn = closure(self.interpret_shadowed, data, outs, kw, rec, params=pvars,
+                         shadows=True)
+        else:
+            fn = closure(self.code.fn if (rec or self.replay is None) else self.replay, data,
+                         outs, kw, rec, params=pvars)
+        _engine._engine.push(fn, reads, writes, ctx, self.name, where, False, self.work)
         return outs
 
-
-def _push_shadowed(prog, fn, data, pvars, outs, reads, writes, ctx, gen, where):
-    """``Program.call`` recording from integer arrays autograd follows (ndarray.py's
-    shadows): the program runs on their float64 shadows; integer outputs keep the float
-    result as their shadow."""
-    for o in outs:
-        if o._dtype in _INTEGERS:
-            o._var.shadow = True
-    dev = ctx.torch_device
-
-    def run():
-        torch.set_grad_enabled(True)
-        try:
-            ts = [shadow_tensor(x) if x._var.shadow is not None else x._tensor() for x in data]
-            ts += [v.tensor if v.shadow is None else v.shadow for v in pvars]
-            rs = _interpret_shadowed(prog, ts, gen, dev)
-            for o, r in zip(outs, rs):      # (with grad mode on: the casts are recorded)
-                want = dtype_torch(o._dtype)
-                if o._dtype in _INTEGERS:
-                    o._var.shadow = r if r.is_floating_point() else None
-                    o._var.tensor = r.detach().to(want)
-                else:
-                    o._var.tensor = r if r.dtype == want else r.to(want)
-        finally:
-            torch.set_grad_enabled(False)
-    _engine._engine.push(run, reads, writes, ctx, prog.name, where, False, prog.work)
+    def interpret_shadowed(self, *ts, generator=None, device=None):
+        """The program's graph run by the interpreter with ``integer_hook``: what a recorded
+        call runs on the float64 shadows of integer arrays."""
+        return evaluate(self.graph, dict(zip(self.input_names, ts)), device, self.is_train,
+                        generator, integer_hook(self.integer_nodes))
 
 
-def _interpret_shadowed(prog, ts, gen, dev):
-    """The program's graph run node by node on ``ts`` (float64 shadows for integer arrays);
-    integer results of operators whose integer gradient MXNet defines as zero
+def integer_hook(integer_nodes):
+    """The interpreter hook (``graph.evaluate``) for graphs run on float64 shadows: results of
+    the nodes ``integer_nodes`` (ids) whose operator's integer gradient MXNet defines as zero
     (``kernel.int_no_grad``: mod, floor division) are cut from the graph, and the gradients
-    reaching other integer results are truncated to integers, as MXNet's."""
-    feed = dict(zip(prog.input_names, ts))
-    env = {}
-    for node in prog.graph.nodes:
-        if node.op is None:
-            value = node.extra.get('__value__')
-            env[id(node)] = (value.tensor if value is not None else feed[node.name],)
-            continue
-        n, slots = input_slots(node)
-        args = [None] * n
-        for pos, (src, k) in zip(slots, node.inputs):
-            args[pos] = env[id(src)][k]
-        out = node.op.kernel(*args, **node.attrs,
-                             **node.op.kernel_kwargs(dev, mode.training, gen))
-        out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        if id(node) in prog.integer_nodes:
-            if getattr(node.op.kernel, 'int_no_grad', False):
-                out = tuple(o.detach() for o in out)
-            else:
-                first = out[0]
-                out = (integer_gradient(first) if first.is_floating_point() else first,) + out[1:]
-        env[id(node)] = out
-    return [env[id(n)][k] for n, k in prog.graph.heads]
+    reaching the other integer results are truncated to integers, as MXNet's."""
+    def hook(node, run, args):
+        out = run(args)
+        if id(node) not in integer_nodes:
+            return out
+        if getattr(node.op.kernel, 'int_no_grad', False):
+            return tuple(o.detach() for o in out)
+        first = out[0]
+        return (integer_gradient(first) if first.is_floating_point() else first,) + out[1:]
+    return hook
 
 
 def _work(graph, inferred):
@@ -216,12 +160,13 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     rng = any(n.op is not None and n.op.rng for n in g.nodes)
     prog = Program(code, out_specs, aux, rng, _work(g, inferred), name, g)
     prog.input_names = tuple(input_names)
+    prog.is_train = is_train
     prog.integer_nodes = frozenset(id(n) for n in g.nodes if n.op is not None and
-                                   (inferred.dtypes[n] or [None])[0] in _INTEGERS)
+                                   (inferred.dtypes[n] or [None])[0] in INTEGERS)
     # a gradient flows through such a node as through a cast (MXNet): recorded, the program
     # runs on float shadows, as the same operators do imperatively
     prog.float_to_integer = any(
-        (inferred.dtypes[src] or [None])[k] not in _INTEGERS
+        (inferred.dtypes[src] or [None])[k] not in INTEGERS
         for n in g.nodes if id(n) in prog.integer_nodes for src, k in n.inputs)
     if backend == 'inductor':
         compiled = torch.compile(code.fn, dynamic=False)

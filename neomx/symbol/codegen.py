@@ -31,7 +31,7 @@ import torch
 
 from ..base import MXNetError
 from ..ops.layout import is_dense
-from .graph import input_slots
+from .graph import kernel_args
 
 __all__ = ['generate', 'GeneratedCode']
 
@@ -157,11 +157,9 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
             consts += 1
             continue
         op = node.op
-        n, slots = input_slots(node)
-        args = ['None'] * n
-        for pos, (src, k) in zip(slots, node.inputs):
-            args[pos] = var[(id(src), k)]
-        while args and args[-1] == 'None' and len(args) > len(slots):
+        args = ['None' if a is None else a for a in
+                kernel_args(node, [var[(id(src), k)] for src, k in node.inputs])]
+        while args and args[-1] == 'None' and len(args) > len(node.inputs):
             args.pop()
         defaults = _kernel_defaults(op)
         kw = ['%s=%s' % (k, _literal(v, glb, names)) for k, v in node.attrs.items()
@@ -224,14 +222,13 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
 def _input_specs(node, inferred):
     """(shapes, dtypes) of a node's inputs in the kernel's argument order, None for an absent
     input or one not inferred."""
-    n, slots = input_slots(node)
-    shapes, dtypes = [None] * n, [None] * n
-    for pos, (src, k) in zip(slots, node.inputs):
+    shapes, dtypes = [], []
+    for src, k in node.inputs:
         s = inferred.shapes.get(src)
         d = inferred.dtypes.get(src)
-        shapes[pos] = None if s is None else s[k]
-        dtypes[pos] = None if d is None else d[k]
-    return shapes, dtypes
+        shapes.append(None if s is None else s[k])
+        dtypes.append(None if d is None else d[k])
+    return kernel_args(node, shapes), kernel_args(node, dtypes)
 
 
 _DEFAULTS = {}

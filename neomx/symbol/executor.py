@@ -18,12 +18,12 @@ import numpy as np
 import torch
 
 from .. import engine as _engine
-from ..base import MXNetError, dtype_name, dtype_torch, env_int, mode
+from ..base import MXNetError, dtype_name, env_int, mode
 from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, user_line
-from ..ops.layout import dense
+from ..ndarray.run import Kept, closure, store_gradient
 from . import passes
-from .cached_op import _interpret_shadowed, compile_program
-from .graph import Graph, evaluate, input_slots, monitor_input_names
+from .cached_op import compile_program
+from .graph import Graph, evaluate, monitor_input_names
 from ..ops.sparse import to_stype as _to_stype
 
 __all__ = ['Executor', 'simple_bind']
@@ -53,15 +53,6 @@ def _as_list(what, values, names, required):
         if v is not None and not isinstance(v, NDArray):
             raise TypeError("%s: %s must be an NDArray, got %s" % (what, nm, type(v).__name__))
     return out
-
-
-def _leaf(t):
-    """The tensor autograd follows for a bound argument ``t``: a detached leaf, for an integer
-    array its float64 shadow (MXNet differentiates integer arguments too, as autograd's
-    integer variables, ndarray.shadow_tensor)."""
-    if not (t.is_floating_point() or t.is_complex()):
-        t = t.double()
-    return t.detach().requires_grad_()
 
 
 class Executor:
@@ -273,15 +264,13 @@ class Executor:
                              '_output', where, False, sum(o.size for o in old))
         return old
 
-    def _forward_recorded(self, prog, inputs, where, record=True, fn=None, out_specs=None):
+    def _forward_recorded(self, prog, inputs, where, record=True, fn=None):
         """Pushes the forward pass as one operation; with ``record`` it keeps torch's graph
-        for ``backward``. Arrays on other devices (``group2ctx``) are moved to this one inside
-        the operation. ``fn``/``out_specs`` replace the compiled program's (monitoring)."""
-        out_specs = prog.out_specs if out_specs is None else out_specs
-        outs = [_make(Storage(), s, d, self._ctx) for s, d in out_specs]
+        for ``backward`` (a ``run.Kept``). Arrays on other devices (``group2ctx``) are moved to
+        this one inside the operation. ``fn`` replaces the compiled program (monitoring)."""
+        outs = [_make(Storage(), s, d, self._ctx) for s, d in prog.out_specs]
         wants = self._reached if record else set()
         diff = [nm in wants for nm in self._input_names]
-        moved = [x._ctx != self._ctx for x in inputs]
         in_vars = [x._var for x in inputs]
         reads, writes = list(in_vars), [o._var for o in outs]
         writes += [in_vars[i] for i in prog.aux]
@@ -293,30 +282,17 @@ class Executor:
             gen = rv.generator
         if fn is None and record and prog.integer_nodes:
             # integer values in the graph: node by node, so that their gradients are MXNet's
-            # (cut at mod and floor division, whole elsewhere; cached_op._interpret_shadowed)
-            def fn(*ts, generator=None, device=None):
-                return _interpret_shadowed(prog, ts, generator, device)
+            # (cut at mod and floor division, whole elsewhere; cached_op.integer_hook)
+            fn = prog.interpret_shadowed
+        dev = self._ctx.torch_device
+        kept = Kept(diff, [x._ctx != self._ctx for x in inputs], dev, record)
         # (the program's size, for the engine's thread policy: a small graph's kernels run
         # on one intra-op thread, and its backward pass, about twice the work, too)
-        fn, dev, saved = fn or prog.code.fn, self._ctx.torch_device, {'work': prog.work}
-        self._saved = saved
-
-        def run():
-            ts = [_leaf(x._tensor()) if d else x._tensor() for x, d in zip(inputs, diff)]
-            fed = [t.to(dev) if m else t for t, m in zip(ts, moved)]
-            torch.set_grad_enabled(record)
-            try:
-                rs = fn(*fed, generator=gen, device=dev)
-            finally:
-                torch.set_grad_enabled(False)
-            for o, r in zip(outs, rs):
-                r = r.detach()
-                want = dtype_torch(o._dtype)
-                o._var.tensor = r if r.dtype == want else r.to(want)
-            saved['inputs'] = [t for t, d in zip(ts, diff) if d]
-            saved['names'] = [nm for nm, d in zip(self._input_names, diff) if d]
-            saved['outputs'] = rs
-        _engine._engine.push(run, reads, writes, self._ctx, prog.name, where, False, prog.work)
+        self._saved = {'kept': kept, 'work': prog.work,
+                       'names': [nm for nm, d in zip(self._input_names, diff) if d]}
+        op = closure(fn or prog.code.fn, inputs, outs, {'generator': gen, 'device': dev},
+                     kept=kept)
+        _engine._engine.push(op, reads, writes, self._ctx, prog.name, where, False, prog.work)
         return outs
 
     # -- monitoring (Monitor.install): every node's outputs, and in backward the gradient
@@ -333,29 +309,15 @@ class Executor:
         prog = self._program(inputs, is_train)
         trace = []              # (node, input tensors, output tensors) in execution order
 
+        def monitor(node, run, args):
+            # each consumer's own view of a value, whose .grad is its share of the gradient
+            args = [_retained(t) for t in args]
+            out = run(args)
+            trace.append((node, [t for t in args if t is not None], out))
+            return out
+
         def interpret(*ts, generator=None, device=None):
-            env = dict(zip(names, ts))
-            values = {}
-            for node in graph.nodes:
-                if node.op is None:
-                    values[node] = (env[node.name],)
-                    continue
-                n, slots = input_slots(node)
-                args = [None] * n
-                fed = []
-                for pos, (src, k) in zip(slots, node.inputs):
-                    t = values[src][k]
-                    if t.requires_grad:     # this consumer's share of the gradient
-                        t = t.view_as(t)
-                        t.retain_grad()
-                    args[pos] = t
-                    fed.append(t)
-                out = node.op.kernel(*args, **node.attrs,
-                                     **node.op.kernel_kwargs(device, is_train, generator))
-                out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-                values[node] = out
-                trace.append((node, fed, out))
-            return tuple(values[n][k] for n, k in graph.heads)
+            return evaluate(graph, dict(zip(names, ts)), device, is_train, generator, monitor)
 
         record = is_train and any(r != 'null' for r in self._grad_req)
         outs = self._forward_recorded(prog, inputs, where, record=record, fn=interpret)
@@ -420,38 +382,32 @@ class Executor:
         writes = [g._var for g, _ in targets.values()]
 
         def run():
-            rs = saved['outputs']
+            kept = saved['kept']
             heads, hgrads = [], []
-            for r, g in zip(rs, out_grads):
+            for r, g in zip(kept.outputs, out_grads):
                 if r.requires_grad:
                     heads.append(r)
                     hgrads.append(torch.ones_like(r) if g is None else
                                   g._tensor().to(r.device, r.dtype))
             if 'trace' in saved:    # monitored: .grad of every node's inputs is kept too
-                for t in saved['inputs']:
+                for t in kept.inputs:
                     t.grad = None
                 for _, fed, _ in saved['trace']:
                     for t in fed:
                         t.grad = None
                 if heads:
                     torch.autograd.backward(heads, hgrads, retain_graph=True)
-                grads = [t.grad for t in saved['inputs']]
+                grads = [t.grad for t in kept.inputs]
             else:
-                grads = torch.autograd.grad(heads, saved['inputs'], hgrads, allow_unused=True,
+                grads = torch.autograd.grad(heads, kept.inputs, hgrads, allow_unused=True,
                                             retain_graph=True) if heads else \
-                    [None] * len(saved['inputs'])
-            for nm, t, g in zip(saved['names'], saved['inputs'], grads):
+                    [None] * len(kept.inputs)
+            for nm, t, g in zip(saved['names'], kept.inputs, grads):
                 arr, req = targets[nm]
                 g = torch.zeros_like(t) if g is None else g
                 if g.layout is not torch.strided and (req == 'add' or not arr._sparse):
                     g = g.to_dense()        # (Embedding's sparse gradient, for a dense array)
-                want = dtype_torch(arr._dtype)    # an integer argument's is its shadow's
-                if req == 'add':
-                    arr._var.tensor = (arr._tensor() + g).to(want)
-                elif g.layout is not torch.strided:
-                    arr._var.tensor = g if g.dtype == want else g.to(want)
-                else:
-                    arr._var.tensor = dense(g if g.dtype == want else g.to(want))
+                store_gradient(arr, g, req)
         work = saved['work']
         _engine._engine.push(run, reads, writes, self._ctx, '_backward', user_line(), False,
                              None if work is None else 2 * work)
@@ -527,6 +483,14 @@ class Executor:
                         total += int(np.prod(s)) * np.dtype(d or 'float32').itemsize
         return (self._symbol.debug_str() + 'Total %d MB allocated\n' % (total >> 20) +
                 'Total 0 TempSpace resource requested\n')
+
+
+def _retained(t):
+    """A view of ``t`` that keeps its ``.grad`` (when ``t`` needs a gradient)."""
+    if t is not None and t.requires_grad:
+        t = t.view_as(t)
+        t.retain_grad()
+    return t
 
 
 def _on_gradient_path(graph, reached):

@@ -16,9 +16,11 @@ nodes (``__shape__``, ``__dtype__``, ``__init__``, ``__lr_mult__``, ``ctx_group`
 >>> evaluate(g, {'x': torch.tensor([-1.0, 3.0])})[0].tolist()
 [0.0, 6.0]
 """
+from functools import partial
+
 from ..ops.registry import Op
 
-__all__ = ['Node', 'Graph', 'evaluate', 'input_slots', 'monitor_input_names']
+__all__ = ['Node', 'Graph', 'evaluate', 'kernel_args', 'input_slots', 'monitor_input_names']
 
 
 class Node:
@@ -135,22 +137,52 @@ def input_slots(node):
     return len(full), tuple(full.index(p) for p in present)
 
 
-def evaluate(graph, feed, device=None, is_train=False, generator=None, kernel=None):
-    """Runs ``graph`` on torch tensors: ``feed`` maps variable names to tensors; returns the
-    heads' tensors. The reference for the generated code (codegen.py). ``kernel(op)``, when
-    given, picks the function run for an operator (sparse storage: ``ops.sparse.kernel_for``)."""
+def kernel_args(node, values):
+    """``values`` (one per input of operator node ``node``, in ``node.inputs`` order) in the
+    order its kernel takes them: the full input list, None for the inputs its attributes drop
+    (``bias`` when ``no_bias``)."""
+    op = node.op
+    if op.variadic or op.drop_inputs is None:
+        return list(values)
+    n, slots = input_slots(node)
+    args = [None] * n
+    for pos, v in zip(slots, values):
+        args[pos] = v
+    return args
+
+
+def _run_kernel(fn, attrs, kw, args):
+    out = fn(*args, **attrs, **kw)
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def evaluate(graph, feed, device=None, is_train=False, generator=None, hook=None, kernel=None):
+    """Runs ``graph`` on torch tensors: ``feed`` maps variable names to tensors (a variable
+    not fed is a folded constant, holding its value); returns the heads' tensors. The one
+    interpreter: the generated code (codegen.py) computes the same, compiled.
+
+    ``hook(node, run, args) -> outputs``, when given, runs each operator node: ``run(args)``
+    calls the node's kernel on the tensors ``args`` (in the kernel's argument order, see
+    ``kernel_args``) and returns its outputs as a tuple. A hook may change the arguments
+    before the call and the outputs after it, or note them (an executor's monitor, integer
+    gradients: ``cached_op.integer_hook``). ``kernel(op)``, when given, picks the function run
+    for an operator (sparse storage: ``ops.sparse.kernel_for``)."""
     env = {}
     for node in graph.nodes:
-        if node.op is None:
-            env[node] = (feed[node.name],)
+        op = node.op
+        if op is None:
+            t = feed.get(node.name)
+            if t is None:
+                t = node.extra['__value__'].tensor
+            env[node] = (t,)
             continue
-        n, slots = input_slots(node)
-        args = [None] * n
-        for pos, (src, k) in zip(slots, node.inputs):
-            args[pos] = env[src][k]
-        fn = node.op.kernel if kernel is None else kernel(node.op)
-        out = fn(*args, **node.attrs, **node.op.kernel_kwargs(device, is_train, generator))
-        env[node] = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        args = kernel_args(node, [env[src][k] for src, k in node.inputs])
+        kw = op.kernel_kwargs(device, is_train, generator)
+        fn = op.kernel if kernel is None else kernel(op)
+        if hook is None:
+            env[node] = _run_kernel(fn, node.attrs, kw, args)
+        else:
+            env[node] = tuple(hook(node, partial(_run_kernel, fn, node.attrs, kw), args))
     return [env[n][k] for n, k in graph.heads]
 
 

@@ -20,7 +20,7 @@ import torch
 from ..base import MXNetError, dtype_name
 from ..ops.registry import ShapeError
 from ..util import is_np_shape
-from .graph import Graph, Node, Subgraph, evaluate, input_slots
+from .graph import Graph, Node, Subgraph, evaluate, input_slots, kernel_args
 
 __all__ = ['infer', 'Inferred', 'eliminate_dead_code', 'eliminate_common_subexpressions',
            'fold_constants', 'optimize', 'known', 'settle_creation_shapes']
@@ -237,10 +237,8 @@ def _infer_backward(graph, S):
                 for src, k in node.inputs]
         if all(known(s) for s in in_s):
             continue
-        n, slots = input_slots(node)
-        full = [None] * n
-        for pos, s in zip(slots, in_s):
-            full[pos] = s
+        _, slots = input_slots(node)
+        full = kernel_args(node, in_s)
         if op.fill is not None:
             full = list(op.fill(node.attrs, full))
         outs = S[node]
@@ -307,11 +305,8 @@ def _infer_node(node, S, D, res):
                     D[src][k] = first
     # shapes: the operator's fill rule, then backwards through same-shape binary operators
     if op.fill is not None:
-        n, slots = input_slots(node)
-        full = [None] * n
-        for pos, s in zip(slots, in_s):
-            full[pos] = s
-        filled = op.fill(node.attrs, full)
+        _, slots = input_slots(node)
+        filled = op.fill(node.attrs, kernel_args(node, in_s))
         for i, pos in enumerate(slots):
             f = filled[pos]
             if f is not None and len(f) > 0:
@@ -349,10 +344,8 @@ def _infer_node(node, S, D, res):
                 S[node] = partial
         return
     # shapes rarely depend on dtypes: unknown ones are taken as float32 for the shape rule
-    n, slots = input_slots(node)
-    full_s, full_d = [None] * n, [None] * n
-    for pos, s, d in zip(slots, in_s, in_d):
-        full_s[pos], full_d[pos] = s, d or 'float32'
+    full_s = kernel_args(node, in_s)
+    full_d = kernel_args(node, [d or 'float32' for d in in_d])
     try:
         out_s, out_d = op.infer(node.attrs, tuple(full_s), tuple(full_d))
     except ShapeError as e:
@@ -379,13 +372,10 @@ def _probe(node, in_s, in_d):
     if (not in_s or any(s is None or len(s) == 0 for s in in_s)
             or node.op.name in _NEEDS_KNOWN_INPUTS):
         return None
-    n, slots = input_slots(node)
+    full_d = kernel_args(node, [d or 'float32' for d in in_d])
     runs = []
     for size in (7, 11):
-        full_s, full_d = [None] * n, [None] * n
-        for pos, s, d in zip(slots, in_s, in_d):
-            full_s[pos] = tuple(x if x > 0 else size for x in s)
-            full_d[pos] = d or 'float32'
+        full_s = kernel_args(node, [tuple(x if x > 0 else size for x in s) for s in in_s])
         try:
             out_s, _ = node.op.infer(node.attrs, tuple(full_s), tuple(full_d))
         except (MXNetError, RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError):

@@ -1,0 +1,406 @@
+"""Running a kernel on arrays' storages: the one way, for every caller.
+
+An operator pushed by ``invoke`` or by the fast path, a compiled graph (``CachedOp``,
+``Executor``), autograd's ``backward`` and ``grad``: each is an engine operation whose
+closure is built here, from these pieces:
+
+- ``tensors``: what a kernel reads of its input arrays: the storage's tensor, cut to the
+  array's view; while recording, the inputs outside the graph detached (``record_outputs``
+  names them) and integer arrays' float64 shadows (MXNet differentiates integer arrays too);
+- ``recording``: the one grad-mode switch. The engine runs operations with torch's grad mode
+  off; a recorded one turns it on before it cuts its inputs' views and off once its results
+  are stored, so that torch records the graph, casts and copies included;
+- storing results: a new array takes its tensor (a copy where the kernel may return a view of
+  an input: MXNet's operators never do), an ``out=`` target is written in place, an integer
+  result keeps its float result as its shadow, and a gradient goes into its buffer as its
+  ``grad_req`` says (``store_gradient``);
+- ``record_outputs``: autograd's graph as the arrays hold it (which marked variables a result
+  depends on, which recorded results it was computed from).
+
+``closure(fn, inputs, outs, kw, rec)`` builds the operation running ``fn(*tensors, **kw)``
+into ``outs``; ``plain`` runs a tiny operator on plain arrays at once or pushes it (the fast
+path's execution). A per-operator input cast (mixed precision) belongs in ``tensors``, where
+every kernel's inputs are made (see DEVELOPERS.md, "Running a kernel on arrays").
+
+>>> import neomx as mx
+>>> from neomx.ndarray import run
+>>> from neomx.ndarray.ndarray import empty_like_spec
+>>> from neomx import engine
+>>> x = mx.nd.array([1.0, -2.0])
+>>> y = empty_like_spec((2,), 'float32', x.context)
+>>> fn = run.closure(lambda t: t.abs() * 2, [x], [y])
+>>> engine.push(fn, [x._var], [y._var], x.context, 'twice_abs')
+>>> y.asnumpy().tolist()
+[2.0, 4.0]
+"""
+import weakref
+from functools import partial
+
+import torch
+
+from .. import engine as _engine
+from ..base import dtype_torch, user_line
+from ..engine.engine import NOT_NOW
+from ..ops.layout import dense, is_channels_last, is_dense, row_major
+
+__all__ = ['INTEGERS', 'tensors', 'recording', 'closure', 'plain', 'record_outputs',
+           'merge_leaves', 'RELEASED', 'shadow_tensor', 'integer_gradient', 'leaf',
+           'store_gradient', 'own', 'Kept']
+
+# dtypes differentiated through a float64 shadow (bool arrays too: MXNet differentiates them
+# like integers)
+INTEGERS = frozenset(('int8', 'uint8', 'int16', 'int32', 'int64', 'bool'))
+_EMPTY = {}
+
+
+# -- the grad-mode switch ---------------------------------------------------------------------
+
+class recording:
+    """``with recording(on):`` runs its block with torch's grad mode ``on`` (default True) and
+    then puts it back: the one grad-mode switch. Engine operations run with grad mode off (see
+    the engine's workers); a recorded kernel, the gradient computation of
+    ``autograd.grad(create_graph=True)`` and a copy of a recorded array turn it on."""
+    __slots__ = ('on', 'prev')
+
+    def __init__(self, on=True):
+        self.on = on
+
+    def __enter__(self):
+        self.prev = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(self.on)
+
+    def __exit__(self, *exc):
+        torch._C._set_grad_enabled(self.prev)
+
+
+# -- what a kernel reads ------------------------------------------------------------------------
+
+def tensors(inputs, params=(), rec=False, shadows=False):
+    """The tensors a kernel reads of NDArrays ``inputs`` (None for an absent input), then of
+    the Vars ``params`` (whole arrays' storages, which a compiled graph's caller keeps). With
+    ``rec`` from ``record_outputs`` (positions, not True), the inputs outside the graph are
+    detached, so that a released graph is never reached again; with ``shadows``, integer
+    arrays autograd follows give their float64 shadows. Called inside the engine operation
+    (and, recording, under ``recording()``, so that the views cut here are in the graph)."""
+    if shadows:
+        ts = [None if x is None else
+              (shadow_tensor(x) if x._var.shadow is not None else x._tensor())
+              for x in inputs]
+        if params:
+            ts += [v.tensor if v.shadow is None else v.shadow for v in params]
+    else:
+        ts = [None if x is None else (x._var.tensor if x._view is None else x._tensor())
+              for x in inputs]
+        if params:
+            ts += [v.tensor for v in params]
+    if rec is not True and rec:
+        for i in rec:
+            ts[i] = ts[i].detach()
+    return ts
+
+
+def shadow_tensor(x):
+    """The float64 copy autograd follows for integer array ``x`` (a view of it for a view)."""
+    t = x._var.shadow
+    if x._view is None:
+        return t
+    return t.as_strided(x._shape, row_major(x._shape), t.storage_offset() + x._view)
+
+
+def integer_gradient(shadow):
+    """``shadow``, the float shadow of an integer result, with the gradient reaching it made
+    whole: in MXNet an integer array's gradient has its dtype, so a fractional gradient
+    flowing back into an integer value is truncated there."""
+    if shadow.requires_grad:
+        shadow.register_hook(torch.trunc)
+    return shadow
+
+
+def leaf(t):
+    """A fresh autograd leaf of tensor ``t``: detached, requiring grad; an integer tensor's is
+    its float64 shadow."""
+    if not (t.is_floating_point() or t.is_complex()):
+        t = t.double()
+    return t.detach().requires_grad_()
+
+
+# -- how results are stored ---------------------------------------------------------------------
+
+def own(r):
+    """Makes a kernel result safe to keep as storage: row-major and sharing memory with no
+    input (MXNet's operators never return views)."""
+    if r._base is not None or not is_dense(r):
+        if r.requires_grad:
+            # after a recording kernel has turned grad mode off again: the copy must stay in
+            # the graph, or gradients through views (transpose, slices) are lost
+            with recording():
+                return r.clone(memory_format=torch.contiguous_format)
+        return r.clone(memory_format=torch.contiguous_format)
+    return r
+
+
+def _store_shadowed(outs, rs, view):
+    """Results of a kernel run on shadows into the arrays ``outs``: an integer array takes the
+    float result as its shadow (None when the result is not float) and its integer value, a
+    float array its value in its dtype (with grad mode on: the casts are in the graph)."""
+    if isinstance(rs, torch.Tensor):
+        rs = (rs,)
+    for o, r in zip(outs, rs):
+        if view:
+            r = own(r)
+        v = o._var
+        want = dtype_torch(o._dtype)
+        if o._dtype in INTEGERS:
+            v.shadow = integer_gradient(r) if r.is_floating_point() else None
+            v.tensor = r.detach().to(want)
+        else:
+            v.tensor = r if r.dtype == want else r.to(want)
+
+
+def store_into(target, value):
+    """Writes tensor ``value`` into NDArray ``target``'s storage (in place, as views and
+    ``out=`` require; a storage nothing has written yet takes the value)."""
+    var = target._var
+    if target._view is None and var.tensor is None:
+        var.tensor = dense(value.to(dtype_torch(target._dtype)))
+        return
+    dst = target._tensor(write=True)
+    if value.requires_grad and torch.is_grad_enabled():
+        dst.copy_(value)
+    else:
+        with recording(False):
+            dst.copy_(value)
+
+
+def store_gradient(buf, g, req, like=None):
+    """Writes gradient ``g`` into the array ``buf`` as ``req`` says ('add' adds to it, else it
+    is replaced), reshaped to the buffer's shape (a variable marked through a reshaped view)
+    and cast to its dtype (an integer variable's gradient comes from its float shadow). A
+    gradient of a weight stored channels-last (``like``, see ops.layout.keep_channels_last)
+    stays channels-last; the others are row-major (a sparse gradient: see below)."""
+    var = buf._var
+    if g.shape != buf._shape:
+        g = g.reshape(buf._shape)
+    want = dtype_torch(buf._dtype)
+    if g.dtype != want:
+        g = g.to(want)
+    if g.layout is not torch.strided:
+        # a sparse gradient (Embedding's with sparse_grad): a sparse buffer keeps it sparse
+        # (its storage converts it), a dense one gets its dense form
+        if req == 'add':
+            var.tensor = var.tensor + g
+        else:
+            var.tensor = g if buf._sparse else g.to_dense()
+    elif req == 'add':
+        var.tensor = buf._tensor() + g if buf._view is not None else var.tensor + g
+    elif like is not None and is_channels_last(like) and is_channels_last(g):
+        var.tensor = g
+    else:
+        var.tensor = dense(g)
+
+
+# -- autograd's graph on the arrays -------------------------------------------------------------
+
+# ``Storage.parents`` of a recorded result whose graph a backward pass without retain_graph
+# released: as in MXNet, it is a constant to later recordings, and a graph still reaching it
+# cannot be differentiated.
+RELEASED = ('released',)
+
+
+def record_outputs(out_vars, in_vars, leaves, recipe=None):
+    """Marks the Storages ``out_vars`` as recorded results, depending on ``leaves``, of the
+    inputs whose Storages are ``in_vars`` (None for an absent input); ``recipe`` is
+    ``(operator, attributes, input NDArrays)`` where an operator made them (for
+    ``autograd.get_symbol``). Returns the ``rec`` that ``tensors`` and ``closure`` take: True,
+    or the positions of the inputs outside the graph, whose tensors are cut off from any old
+    graph."""
+    parents = tuple(v for v in in_vars if v is not None and getattr(v, 'leaves', None))
+    siblings = tuple(weakref.ref(v) for v in out_vars) if len(out_vars) > 1 else None
+    for k, v in enumerate(out_vars):
+        v.leaves = leaves
+        v.parents = parents
+        v.siblings = siblings
+        v.recipe = None if recipe is None else recipe + (k,)
+    if len(parents) == len(in_vars):
+        return True
+    return tuple(i for i, v in enumerate(in_vars)
+                 if v is not None and not getattr(v, 'leaves', None)) or True
+
+
+def merge_leaves(vars_):
+    """The marked variables (weak references) the Storages ``vars_`` depend on, or None."""
+    leaves = None
+    for v in vars_:
+        lv = getattr(v, 'leaves', None)
+        if lv:
+            if leaves is None or leaves is lv:
+                leaves = lv
+            else:
+                leaves = leaves | lv
+    return leaves
+
+
+def shadowed(reads, out_dtypes):
+    """Whether a recorded operation reading the Vars ``reads`` into outputs of ``out_dtypes``
+    runs on float64 shadows: it reads an integer array autograd follows or makes an integer
+    array."""
+    for v in reads:
+        if getattr(v, 'shadow', None) is not None:
+            return True
+    for d in out_dtypes:
+        if d in INTEGERS:
+            return True
+    return False
+
+
+# -- the operation ------------------------------------------------------------------------------
+
+class Kept:
+    """A graph that the caller keeps for its own backward pass (``Executor``): the inputs at
+    ``diff`` positions become fresh leaves (``leaf``), those at ``moved`` positions are moved to
+    ``device``, the kernel runs with grad mode ``record``; the results are stored detached, and
+    the leaves (``inputs``) and results (``outputs``) stay here for the backward pass."""
+    __slots__ = ('diff', 'moved', 'device', 'record', 'inputs', 'outputs')
+
+    def __init__(self, diff, moved, device, record):
+        self.diff = diff
+        self.moved = moved
+        self.device = device
+        self.record = record
+        self.inputs = self.outputs = None
+
+    def feed(self, ts):
+        leaves = [leaf(t) if d else t for t, d in zip(ts, self.diff)]
+        self.inputs = [t for t, d in zip(leaves, self.diff) if d]
+        dev = self.device
+        return [t.to(dev) if m else t for t, m in zip(leaves, self.moved)]
+
+
+def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=False,
+            shadows=False, kept=None):
+    """The engine operation running ``fn(*tensors, **kw)`` on NDArrays ``inputs`` (then the
+    Vars ``params``) into NDArrays ``outs``:
+
+    - ``rec``: from ``record_outputs`` (False: not recorded): ``fn`` runs with grad mode on;
+    - ``view``: ``fn`` may return views of its inputs (copied, ``own``);
+    - ``into``: ``outs`` are existing arrays, written in place (``out=``);
+    - ``shadows``: recorded on integer arrays (``shadowed``): ``fn`` runs on float64 shadows
+      and integer results keep theirs. A kernel whose integer gradient MXNet defines as zero
+      (``kernel.int_no_grad``: mod, floor division) runs plainly instead, its integer results
+      cut from the graph;
+    - ``kept``: a ``Kept`` graph for the caller's backward pass (no ``rec``).
+    """
+    if shadows:
+        if getattr(fn, 'int_no_grad', False) and all(o._dtype in INTEGERS for o in outs):
+            shadows = rec = False
+        else:
+            for o in outs:
+                if o._dtype in INTEGERS:
+                    o._var.shadow = True     # until the operation makes it
+
+            def run_shadowed():
+                with recording():
+                    _store_shadowed(outs, fn(*tensors(inputs, params, rec, True), **kw), view)
+            return run_shadowed
+    if kept is not None:
+        def run_kept():
+            ts = kept.feed(tensors(inputs, params))
+            with recording(kept.record):
+                rs = fn(*ts, **kw)
+            for o, r in zip(outs, rs):
+                r = r.detach()
+                want = dtype_torch(o._dtype)
+                o._var.tensor = r if r.dtype == want else r.to(want)
+            kept.outputs = rs
+        return run_kept
+    if into:
+        def run_into():
+            if rec:
+                with recording():
+                    rs = fn(*tensors(inputs, params, rec), **kw)
+            else:
+                rs = fn(*tensors(inputs, params), **kw)
+            for t, r in zip(outs, (rs,) if isinstance(rs, torch.Tensor) else rs):
+                store_into(t, r)
+        return run_into
+    if len(outs) == 1:
+        ov = outs[0]._var
+        if len(inputs) == 1 and not (params or rec or view) and inputs[0] is not None:
+            x = inputs[0]
+
+            def run1():
+                r = fn(x._var.tensor if x._view is None else x._tensor(), **kw)
+                ov.tensor = r if r.__class__ is not tuple else r[0]
+            return run1
+
+        def run_one():
+            if rec:
+                with recording():
+                    r = fn(*tensors(inputs, params, rec), **kw)
+            else:
+                r = fn(*tensors(inputs, params), **kw)
+            if isinstance(r, (tuple, list)):
+                r = r[0]
+            ov.tensor = own(r) if view else r
+        return run_one
+    ovs = [o._var for o in outs]
+
+    def run_n():
+        if rec:
+            with recording():
+                rs = fn(*tensors(inputs, params, rec), **kw)
+        else:
+            rs = fn(*tensors(inputs, params), **kw)
+        for v, r in zip(ovs, rs):
+            v.tensor = own(r) if view else r
+    return run_n
+
+
+def plain(kernel, arg, attrs, a, b, var, ctx, work, name, where):
+    """Runs ``kernel`` on plain whole arrays ``a`` (and ``b`` unless None) into the new Storage
+    ``var``: ``kernel(ta, tb, **attrs)``, or ``kernel(ta, arg)`` with a number's argument
+    (``fastpath.Plan.arg``). A tiny operation (``work`` below the engine's ``inline_work``) on
+    a CPU whose inputs have nothing pending and need no autograd runs at once in this thread
+    (``Engine.run_now``); anything else is pushed. The fast path's execution, kept lean: no
+    closure and no tuple where the operation runs at once."""
+    eng = _engine._engine
+    av = a._var
+    if work < eng.inline_work and ctx.device_typeid != 2:
+        # The fast path checks that the inputs need no autograd (a kernel on a marked variable
+        # would record a graph here); Engine.run_now that nothing is pending on them. The
+        # output is new: nobody else sees it before it is returned.
+        t = av.tensor
+        if t is not None and not t.requires_grad:
+            if b is not None:
+                bv = b._var
+                u = bv.tensor
+                if u is None or u.requires_grad:
+                    r = NOT_NOW
+                elif attrs:
+                    r = eng.run_now(partial(kernel, **attrs), t, u, av, bv, var, name)
+                else:
+                    r = eng.run_now(kernel, t, u, av, bv, var, name)
+            elif arg is not None:
+                r = eng.run_now(kernel, t, arg, av, None, var, name)
+            elif attrs:
+                r = eng.run_now(partial(kernel, **attrs), t, None, av, None, var, name)
+            else:
+                r = eng.run_now(kernel, t, None, av, None, var, name)
+            if r is not NOT_NOW:
+                var.tensor = r
+                return
+    if b is None:
+        reads = (av,)
+        if arg is not None:
+            def fn():
+                var.tensor = kernel(av.tensor, arg)
+        else:
+            def fn():
+                var.tensor = kernel(av.tensor, **attrs)
+    else:
+        bv = b._var
+        reads = (av, bv)
+
+        def fn():
+            var.tensor = kernel(av.tensor, bv.tensor, **attrs)
+    eng.push(fn, reads, (var,), ctx, name, where or user_line(), False, work)
