@@ -5,7 +5,7 @@ import torch
 import neomx as mx
 from neomx.symbol import passes
 from neomx.symbol.codegen import generate
-from neomx.symbol.graph import Graph, evaluate
+from neomx.symbol.graph import Graph, evaluate, kernel_args
 
 
 def test_interpreter_and_generated_code_agree():
@@ -22,6 +22,33 @@ def test_interpreter_and_generated_code_agree():
     for a, b in zip(got, ref):
         torch.testing.assert_close(a, b)
     assert 'def f(x, w, generator=None, device=None):' in code.source
+
+
+def test_interpreter_hook_sees_each_operator_and_may_replace_its_outputs():
+    x, w = mx.sym.var('x'), mx.sym.var('w')
+    fc = mx.sym.FullyConnected(x, w, num_hidden=2, no_bias=True, name='fc')
+    g = Graph.of(mx.sym.relu(fc, name='act'))
+    feed = {'x': torch.tensor([[1.0, -2.0]]), 'w': torch.tensor([[1.0, 0.0], [0.0, 1.0]])}
+    seen = []
+
+    def hook(node, run, args):
+        seen.append((node.name, [None if a is None else tuple(a.shape) for a in args]))
+        out = run(args)
+        return tuple(-o for o in out) if node.name == 'fc' else out
+
+    (got,) = evaluate(g, feed, hook=hook)
+    # the kernel's arguments in its order: FullyConnected's bias absent (no_bias) is None
+    assert seen == [('fc', [(1, 2), (2, 2), None]), ('act', [(1, 2)])]
+    assert got.tolist() == [[0.0, 2.0]]         # relu(-(x @ w.T))
+    assert evaluate(g, feed)[0].tolist() == [[1.0, 0.0]]
+
+
+def test_kernel_args_orders_a_nodes_values_for_its_kernel():
+    x, w, b = mx.sym.var('x'), mx.sym.var('w'), mx.sym.var('b')
+    with_bias = Graph.of(mx.sym.FullyConnected(x, w, b, num_hidden=2)).nodes[-1]
+    no_bias = Graph.of(mx.sym.FullyConnected(x, w, num_hidden=2, no_bias=True)).nodes[-1]
+    assert kernel_args(with_bias, ['x', 'w', 'b']) == ['x', 'w', 'b']
+    assert kernel_args(no_bias, ['x', 'w']) == ['x', 'w', None]
 
 
 def test_dead_code_elimination_keeps_what_heads_need():

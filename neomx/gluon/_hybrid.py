@@ -25,6 +25,7 @@ from ..symbol.cached_op import compile_program
 from ..symbol.graph import Graph, Subgraph
 from ..symbol.subgraph import has_backend
 from ..ops.contrib import DYNAMIC_SHAPE
+from ..symbol.monitor_names import monitor_names
 from ..util import is_np_shape, np_shape
 from .parameter import _EPOCH, DeferredInitializationError, data_per_call
 
@@ -471,14 +472,13 @@ def _op_hook(callback, monitor_all):
     """The hook the generated code calls after each operator (codegen.generate), calling
     ``callback(name, op_name, array)`` as MXNet 1.9.1's ``register_op_hook`` does: names as
     bytes (MXNet hands them over from C), with ``monitor_all`` first each input, then each
-    output (``Op.monitor_names``). The array is a copy; where MXNet passes an NDArray handle,
-    this passes the NDArray."""
+    output (``symbol.monitor_names``). The array is a copy; where MXNet passes an NDArray
+    handle, this passes the NDArray."""
     names = {}
 
     def hook(node, inputs, outputs):
         op = node.op.name.encode()
-        ins, outs = names.get(node) or names.setdefault(
-            node, node.op.monitor_names(node.name, node.attrs, len(node.inputs)))
+        ins, outs = names.get(node) or names.setdefault(node, monitor_names(node))
         if monitor_all:
             for nm, t in zip(ins, inputs):
                 callback(nm.encode(), op, from_tensor(t.detach().clone()))

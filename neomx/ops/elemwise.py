@@ -105,10 +105,6 @@ _COMPARE = {
 # 0-dim tensor of their dtype, positionally. The fast path of tiny operations
 # (``ndarray.fastpath``) calls it and saves a Python frame.
 
-# The binary operators whose backward pass reads neither their output nor, so, anything an
-# in-place operator after them could overwrite (see Op.unread_output).
-_UNREAD = ('add', 'sub')
-
 
 # MXNet's elementwise maximum and minimum hand the whole gradient to one side: to lhs where
 # lhs >= rhs (maximum) or lhs <= rhs (minimum), else to rhs, and to neither where a NaN makes
@@ -134,7 +130,7 @@ def _register_binary(name, f, elem_aliases):
     bk.on_floats = f
     aliases = {'add': ('broadcast_plus',), 'sub': ('broadcast_minus',)}.get(name, ())
     register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=_broadcast_rule, infer_attrs=(),
-             aliases=aliases, unread_output=name in _UNREAD)(bk)
+             aliases=aliases)(bk)
 
     def ek(lhs, rhs):
         return f(lhs, rhs)
@@ -142,8 +138,7 @@ def _register_binary(name, f, elem_aliases):
     ek.on_floats = f
     register('elemwise_' + name if name in ('add', 'sub', 'mul', 'div') else '_elemwise_' + name,
              inputs=('lhs', 'rhs'), infer=_elemwise_rule, infer_attrs=(),
-             aliases=elem_aliases, named_outputs=name == 'add', unread_output=name in _UNREAD,
-             grad=_ELEM_GRADS.get(name))(ek)
+             aliases=elem_aliases, grad=_ELEM_GRADS.get(name))(ek)
 
 
 for _name, (_f, _aliases) in _BINARY.items():
@@ -351,8 +346,7 @@ _UNARY = {
 
 for _name, _f in _UNARY.items():
     register(_name, inputs=('data',), infer=same_as_input, infer_attrs=(),
-             in_place=(lambda attrs: 'torch.relu_({0})') if _name == 'relu' else None,
-             positional_inputs=True, grad=_UNARY_GRADS.get(_name))(_unary(_f, _name))
+             grad=_UNARY_GRADS.get(_name))(_unary(_f, _name))
 
 
 def _hard_sigmoid(data, alpha, beta):
@@ -361,7 +355,7 @@ def _hard_sigmoid(data, alpha, beta):
 
 
 register('hard_sigmoid', infer=same_as_input, infer_attrs=(),
-         attrs={'alpha': Float(0.2), 'beta': Float(0.5)}, positional_inputs=True)(_hard_sigmoid)
+         attrs={'alpha': Float(0.2), 'beta': Float(0.5)})(_hard_sigmoid)
 
 
 def _copy(data):
@@ -369,7 +363,7 @@ def _copy(data):
 
 
 register('_copy', inputs=('data',), infer=same_as_input, infer_attrs=(),
-         aliases=('identity',), positional_inputs=True)(_copy)
+         aliases=('identity',))(_copy)
 
 
 def _identity_with_attr_like_rhs(lhs, rhs):
@@ -404,7 +398,7 @@ def _block_grad(data):
 
 
 register('BlockGrad', inputs=('data',), infer=same_as_input, infer_attrs=(), view=True,
-         aliases=('stop_gradient',), positional_inputs=True)(_block_grad)
+         aliases=('stop_gradient',))(_block_grad)
 get('BlockGrad').stops_gradient = True
 
 
@@ -416,10 +410,8 @@ def _ones_like(data):
     return torch.ones_like(data)
 
 
-register('zeros_like', inputs=('data',), infer=same_as_input, infer_attrs=(),
-         positional_inputs=True)(_zeros_like)
-register('ones_like', inputs=('data',), infer=same_as_input, infer_attrs=(),
-         positional_inputs=True)(_ones_like)
+register('zeros_like', inputs=('data',), infer=same_as_input, infer_attrs=())(_zeros_like)
+register('ones_like', inputs=('data',), infer=same_as_input, infer_attrs=())(_ones_like)
 
 
 def _clip(data, a_min, a_max):
@@ -427,7 +419,7 @@ def _clip(data, a_min, a_max):
 
 
 register('clip', inputs=('data',), attrs={'a_min': Float(), 'a_max': Float()},
-         infer=same_as_input, infer_attrs=(), positional_inputs=True)(_clip)
+         infer=same_as_input, infer_attrs=())(_clip)
 
 
 def _add_n(*args, num_args=0):
@@ -457,7 +449,7 @@ def _smooth_l1(data, scalar):
 
 
 register('smooth_l1', inputs=('data',), attrs={'scalar': Float(1.0)}, infer=same_as_input,
-         infer_attrs=(), positional_inputs=True)(_smooth_l1)
+         infer_attrs=())(_smooth_l1)
 
 
 # -- mixed precision ---------------------------------------------------------------------------

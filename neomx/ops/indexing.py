@@ -220,8 +220,7 @@ register('topk', infer=_topk_rule,
          num_outputs=lambda attrs: 2 if attrs['ret_typ'] == 'both' else 1,
          attrs={'axis': IntOrNone(-1), 'k': Int(1),
                 'ret_typ': Enum('value', 'indices', 'mask', 'both', default='indices'),
-                'is_ascend': Bool(False), 'dtype': DType('float32')},
-         positional_inputs=True)(_topk)
+                'is_ascend': Bool(False), 'dtype': DType('float32')})(_topk)
 
 
 def _sort(data, axis, is_ascend):
@@ -230,8 +229,7 @@ def _sort(data, axis, is_ascend):
     return torch.sort(x, dim=ax, descending=not is_ascend, stable=True)[0]
 
 
-register('sort', infer=_sort_rule, attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True)},
-         positional_inputs=True)(_sort)
+register('sort', infer=_sort_rule, attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True)})(_sort)
 
 
 def _argsort(data, axis, is_ascend, dtype):
@@ -242,8 +240,7 @@ def _argsort(data, axis, is_ascend, dtype):
 
 
 register('argsort', infer=_sort_rule,
-         attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True), 'dtype': DType('float32')},
-         positional_inputs=True)(
+         attrs={'axis': IntOrNone(-1), 'is_ascend': Bool(True), 'dtype': DType('float32')})(
     _argsort)
 
 
@@ -421,13 +418,12 @@ _SEQ_INPUTS = dict(inputs=('data', 'sequence_length'),
                    drop_inputs=lambda attrs: () if attrs['use_sequence_length']
                    else ('sequence_length',))
 register('SequenceMask', attrs={'use_sequence_length': Bool(False), 'value': Float(0.0),
-                                'axis': Int(0)}, infer=_seq_rule(False), **_SEQ_INPUTS,
-         named_outputs=True)(
+                                'axis': Int(0)}, infer=_seq_rule(False), **_SEQ_INPUTS)(
     _sequence_mask)
 register('SequenceLast', attrs={'use_sequence_length': Bool(False), 'axis': Int(0)},
-         infer=_seq_rule(True), **_SEQ_INPUTS, named_outputs=True)(_sequence_last)
+         infer=_seq_rule(True), **_SEQ_INPUTS)(_sequence_last)
 register('SequenceReverse', attrs={'use_sequence_length': Bool(False), 'axis': Int(0)},
-         infer=_seq_rule(False), **_SEQ_INPUTS, named_outputs=True)(_sequence_reverse)
+         infer=_seq_rule(False), **_SEQ_INPUTS)(_sequence_reverse)
 
 
 def _choose_element_0index(lhs, rhs):

@@ -15,7 +15,6 @@ position 1 and back: torch's kernels are channels-first.
 (1, 3, 2, 2)
 """
 import math
-import weakref
 from math import prod
 
 import torch
@@ -113,38 +112,6 @@ def _same_dtypes(op, dtypes):
         raise ShapeError("%s: inputs have different dtypes %s" % (op, given))
 
 
-_TRANSPOSED = {}    # id(weight) -> (weakref to it, its version, its contiguous transpose)
-
-
-def _transposed(w):
-    key = id(w)
-    e = _TRANSPOSED.get(key)
-    if e is None or e[0]() is not w or e[1] != w._version:
-        def forget(ref, key=key):
-            if _TRANSPOSED.get(key, (None,))[0] is ref:
-                del _TRANSPOSED[key]
-        e = _TRANSPOSED[key] = (weakref.ref(w, forget), w._version, w.t().contiguous())
-    return e[2]
-
-
-def _linear(x, w, b):
-    """``x @ w.T + b`` for generated code. For a few rows outside autograd it multiplies by a
-    cached contiguous transpose of the weight (made again whenever the weight is written),
-    which BLAS runs much faster than a transposed view for matrix-vector products."""
-    if x.shape[0] <= 8 and w.numel() <= 1 << 21 and not torch.is_grad_enabled():
-        wt = _transposed(w)
-        return torch.mm(x, wt) if b is None else torch.addmm(b, x, wt)
-    return F.linear(x, w, b)
-
-
-def _fc_lower(attrs, shapes, dtypes):
-    data = shapes[0]
-    if data is None or len(data) != 2 or (len(shapes) > 2 and shapes[2] is not None
-                                          and len(shapes[2]) != 1):
-        return None
-    return '_linear({0}, {1}, %s)' % ('None' if attrs['no_bias'] else '{2}'), {'_linear': _linear}
-
-
 def _fc_cost(attrs, shapes, out_shapes):
     return prod(out_shapes[0]) * shapes[1][1]
 
@@ -173,10 +140,9 @@ def _fc_back(attrs, shapes, out_shapes):
 
 
 register('FullyConnected', inputs=('data', 'weight', 'bias'), heavy=True, cost=_fc_cost,
-         back=_fc_back, unread_output=True,
-         drop_inputs=_no_bias, fill=_fc_fill, infer=_fc_infer, lower=_fc_lower,
+         back=_fc_back, drop_inputs=_no_bias, fill=_fc_fill, infer=_fc_infer,
          attrs={'num_hidden': Int(), 'no_bias': Bool(False),
-                'flatten': Bool(True)}, named_outputs=True)(_fully_connected)
+                'flatten': Bool(True)})(_fully_connected)
 
 
 # -- Convolution and Deconvolution ------------------------------------------------------------
@@ -412,9 +378,8 @@ def _conv_back(attrs, shapes, out_shapes):
 
 
 register('Convolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_inputs=_no_bias,
-         unread_output=True,
          cost=_conv_cost, fill=_conv_fill, infer=_conv_infer, back=_conv_back,
-         attrs=_CONV_ATTRS, named_outputs=True)(_convolution)
+         attrs=_CONV_ATTRS)(_convolution)
 
 
 def _deconv_pad(attrs, in_spatial):
@@ -479,8 +444,7 @@ register('Deconvolution', inputs=('data', 'weight', 'bias'), heavy=True, drop_in
                 'adj': Shape(()), 'target_shape': Shape(()), 'num_filter': Int(),
                 'num_group': Int(1), 'workspace': Int(512), 'no_bias': Bool(True),
                 'cudnn_tune': OptEnum('fastest', 'limited_workspace', 'off'),
-                'cudnn_off': Bool(False), 'layout': OptEnum(*_LAYOUTS)},
-         named_outputs=True)(_deconvolution)
+                'cudnn_off': Bool(False), 'layout': OptEnum(*_LAYOUTS)})(_deconvolution)
 
 
 # -- Pooling -----------------------------------------------------------------------------------
@@ -685,8 +649,7 @@ register('Pooling', heavy=True, cost=_pool_cost, infer=_pool_infer,
                 'pooling_convention': Enum('full', 'same', 'valid', default='valid'),
                 'stride': Shape(()), 'pad': Shape(()), 'p_value': IntOrNone(None),
                 'count_include_pad': BoolOrNone(None),
-                'layout': OptEnum('NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC')},
-         named_outputs=True)(_pooling)
+                'layout': OptEnum('NCDHW', 'NCHW', 'NCW', 'NDHWC', 'NHWC', 'NWC')})(_pooling)
 
 
 # -- activations -------------------------------------------------------------------------
@@ -700,22 +663,8 @@ def _activation(data, act_type):
     return _ACT[act_type](data)
 
 
-_ACT_CALLS = {'relu': 'torch.relu({0})', 'sigmoid': 'torch.sigmoid({0})',
-              'tanh': 'torch.tanh({0})', 'softrelu': 'torch.nn.functional.softplus({0})'}
-
-
-def _act_lower(attrs, shapes, dtypes):
-    call = _ACT_CALLS.get(attrs['act_type'])
-    return None if call is None else (call, {})
-
-
-def _act_in_place(attrs):
-    return 'torch.relu_({0})' if attrs['act_type'] == 'relu' else None
-
-
-register('Activation', infer=same_as_input, infer_attrs=(), lower=_act_lower,
-         in_place=_act_in_place,
-         attrs={'act_type': Enum(*_ACT)}, positional_inputs=True, named_outputs=True)(_activation)
+register('Activation', infer=same_as_input, infer_attrs=(),
+         attrs={'act_type': Enum(*_ACT)})(_activation)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_LAMBDA = 1.0507009873554804934193349852946
@@ -769,7 +718,7 @@ register('LeakyReLU', inputs=('data', 'gamma'), rng=True, train=True, fill=_leak
          attrs={'act_type': Enum('elu', 'gelu', 'leaky', 'prelu', 'rrelu', 'selu',
                                  default='leaky'),
                 'slope': Float(0.25), 'lower_bound': Float(0.125),
-                'upper_bound': Float(0.334)}, named_outputs=True)(_leaky_relu)
+                'upper_bound': Float(0.334)})(_leaky_relu)
 
 
 # -- softmax family ------------------------------------------------------------------------
@@ -811,7 +760,7 @@ def _softmax_infer(attrs, shapes, dtypes):
 
 
 register('softmax', inputs=('data', 'length'), attrs=_SOFTMAX, infer=_softmax_infer,
-         drop_inputs=lambda attrs: () if attrs['use_length'] else ('length',), named_outputs=True)(
+         drop_inputs=lambda attrs: () if attrs['use_length'] else ('length',))(
     _softmax_like(torch.softmax, 0.0))
 register('log_softmax', attrs=_SOFTMAX, infer=_softmax_infer)(_log_softmax)
 
@@ -825,8 +774,7 @@ def _softmax_activation(data, mode='instance'):
 
 
 register('SoftmaxActivation', infer=same_as_input,
-         attrs={'mode': Enum('channel', 'instance', default='instance')},
-         positional_inputs=True, named_outputs=True)(_softmax_activation)
+         attrs={'mode': Enum('channel', 'instance', default='instance')})(_softmax_activation)
 
 
 def _softmax_output_axes(data, multi_output, preserve_shape):
@@ -913,8 +861,7 @@ register('SoftmaxOutput', inputs=('data', 'label'), aliases=('Softmax',), infer=
                 'multi_output': Bool(False), 'use_ignore': Bool(False),
                 'preserve_shape': Bool(False),
                 'normalization': Enum('batch', 'null', 'valid', default='null'),
-                'out_grad': Bool(False), 'smooth_alpha': Float(0.0)},
-         named_outputs=True)(_softmax_output)
+                'out_grad': Bool(False), 'smooth_alpha': Float(0.0)})(_softmax_output)
 
 
 # -- regression outputs: the forward is the prediction; the gradient is MXNet's, whatever
@@ -1003,8 +950,7 @@ def _l2_normalization(data, eps=1e-10, mode='instance'):
 
 register('L2Normalization', infer=same_as_input, infer_attrs=(),
          attrs={'eps': Float(1e-10),
-                'mode': Enum('channel', 'instance', 'spatial', default='instance')},
-         named_outputs=True)(
+                'mode': Enum('channel', 'instance', 'spatial', default='instance')})(
     _l2_normalization)
 
 
@@ -1091,8 +1037,7 @@ def _make_loss_grad(inputs, outputs, out_grads, grad_scale=1.0, valid_thresh=0.0
 
 register('MakeLoss', infer=same_as_input, grad=_make_loss_grad,
          attrs={'grad_scale': Float(1.0), 'valid_thresh': Float(0.0),
-                'normalization': Enum('batch', 'null', 'valid', default='null')},
-         named_outputs=True)(_make_loss)
+                'normalization': Enum('batch', 'null', 'valid', default='null')})(_make_loss)
 
 
 def _make_loss_plain(data):
@@ -1101,7 +1046,7 @@ def _make_loss_plain(data):
 
 register('make_loss', infer=same_as_input, infer_attrs=(),
          grad=lambda inputs, outputs, out_grads: (torch.ones_like(inputs[0]),),
-         output_names=('loss',), positional_inputs=True, named_outputs=True)(_make_loss_plain)
+         output_names=('loss',))(_make_loss_plain)
 
 
 # -- normalisation -------------------------------------------------------------------------
@@ -1190,14 +1135,14 @@ def _batch_norm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0
 
 
 register('BatchNorm', inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var'),
-         mutate=('moving_mean', 'moving_var'), train=True, heavy=True, unread_output=True,
+         mutate=('moving_mean', 'moving_var'), train=True, heavy=True,
          num_outputs=_num_norm_outputs, output_names=_norm_output_names('var'),
          infer=_bn_infer, fill=_norm_fill(_bn_channels),
          attrs={'eps': Float(1e-3), 'momentum': Float(0.9), 'fix_gamma': Bool(True),
                 'use_global_stats': Bool(False), 'output_mean_var': Bool(False),
                 'axis': Int(1), 'cudnn_off': Bool(False),
                 'min_calib_range': FloatOrNone(None),
-                'max_calib_range': FloatOrNone(None)}, named_outputs=True)(_batch_norm)
+                'max_calib_range': FloatOrNone(None)})(_batch_norm)
 
 
 def _batch_norm_v1(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
@@ -1211,7 +1156,7 @@ def _batch_norm_v1(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentu
 _BN_V1 = {'eps': Float(1e-3), 'momentum': Float(0.9), 'fix_gamma': Bool(True),
           'use_global_stats': Bool(False), 'output_mean_var': Bool(False)}
 register('BatchNorm_v1', inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var'),
-         mutate=('moving_mean', 'moving_var'), train=True, heavy=True, unread_output=True,
+         mutate=('moving_mean', 'moving_var'), train=True, heavy=True,
          num_outputs=_num_norm_outputs, output_names=_norm_output_names('var'),
          infer=lambda attrs, shapes, dtypes: _bn_infer(dict(attrs, axis=1), shapes, dtypes),
          fill=_norm_fill(lambda attrs, data: data[1]), attrs=_BN_V1)(_batch_norm_v1)
@@ -1273,8 +1218,7 @@ register('LayerNorm', inputs=('data', 'gamma', 'beta'),
          fill=_norm_fill(
     lambda attrs, data: data[attrs['axis'] % len(data)]),
     num_outputs=_num_norm_outputs, output_names=_norm_output_names('std'),
-    attrs={'axis': Int(-1), 'eps': Float(1e-5), 'output_mean_var': Bool(False)},
-         named_outputs=True)(_layer_norm)
+    attrs={'axis': Int(-1), 'eps': Float(1e-5), 'output_mean_var': Bool(False)})(_layer_norm)
 
 
 def _instance_norm(data, gamma, beta, eps=1e-3):
@@ -1292,7 +1236,7 @@ def _instance_norm(data, gamma, beta, eps=1e-3):
 
 register('InstanceNorm', inputs=('data', 'gamma', 'beta'), infer=same_as_input,
          fill=_norm_fill(lambda attrs, data: data[1]),
-         attrs={'eps': Float(1e-3)}, named_outputs=True)(_instance_norm)
+         attrs={'eps': Float(1e-3)})(_instance_norm)
 
 
 def _group_norm(data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=False):
@@ -1319,7 +1263,7 @@ register('GroupNorm', inputs=('data', 'gamma', 'beta'),
          fill=_norm_fill(lambda attrs, data: attrs['num_groups']),
          num_outputs=_num_norm_outputs, output_names=_norm_output_names('std'),
          attrs={'num_groups': Int(1), 'eps': Float(1e-5),
-                'output_mean_var': Bool(False)}, named_outputs=True)(_group_norm)
+                'output_mean_var': Bool(False)})(_group_norm)
 
 
 def _lrn(data, alpha=1e-4, beta=0.75, knorm=2.0, nsize=1):
@@ -1330,7 +1274,7 @@ def _lrn(data, alpha=1e-4, beta=0.75, knorm=2.0, nsize=1):
 
 register('LRN', infer=same_as_input,
          attrs={'alpha': Float(1e-4), 'beta': Float(0.75), 'knorm': Float(2.0),
-                'nsize': Int()}, named_outputs=True)(_lrn)
+                'nsize': Int()})(_lrn)
 
 
 # -- Dropout -------------------------------------------------------------------------------
@@ -1364,7 +1308,7 @@ def _dropout_infer(attrs, shapes, dtypes):
 
 register('Dropout', rng=True, train=True, infer=_dropout_infer, infer_attrs=('axes',),
          attrs={'p': Float(0.5), 'mode': Enum('training', 'always', default='training'),
-                'axes': Shape(()), 'cudnn_off': BoolOrNone(False)}, named_outputs=True)(_dropout)
+                'axes': Shape(()), 'cudnn_off': BoolOrNone(False)})(_dropout)
 
 
 # -- Embedding and UpSampling --------------------------------------------------------------
@@ -1452,4 +1396,4 @@ register('UpSampling', inputs=('*data',), key_var_num_args='num_args', fill=_ups
          attrs={'scale': Int(), 'num_filter': Int(0),
                 'sample_type': Enum('bilinear', 'nearest'),
                 'multi_input_mode': Enum('concat', 'sum', default='concat'),
-                'num_args': Int(), 'workspace': Int(512)}, named_outputs=True)(_upsampling)
+                'num_args': Int(), 'workspace': Int(512)})(_upsampling)

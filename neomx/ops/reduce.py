@@ -114,8 +114,7 @@ _REDUCE_ATTRS = {'axis': Axis(None), 'keepdims': Bool(False), 'exclude': Bool(Fa
 for _name, _f, _aliases in (('sum', _sum, ('sum_axis',)), ('mean', _mean, ()),
                             ('prod', _prod, ()), ('nansum', _nansum, ()),
                             ('nanprod', _nanprod, ())):
-    register(_name, attrs=_REDUCE_ATTRS, aliases=_aliases, infer=_reduce_rule,
-             positional_inputs=True)(_reducer(_f, _name))
+    register(_name, attrs=_REDUCE_ATTRS, aliases=_aliases, infer=_reduce_rule)(_reducer(_f, _name))
 
 # MXNet's sum of squares (a kernel of its own there for row_sparse inputs; the same values)
 register('_square_sum', attrs=_REDUCE_ATTRS, infer=_reduce_rule)(
@@ -134,10 +133,10 @@ def _extreme_rule(attrs, shapes, dtypes):
 
 
 register('max', attrs=_REDUCE_ATTRS, aliases=('max_axis',), grad=_extreme_grad,
-         infer=_extreme_rule, positional_inputs=True)(
+         infer=_extreme_rule)(
     _reducer(lambda x, axes, k: torch.amax(x, dim=axes, keepdim=k), 'max'))
 register('min', attrs=_REDUCE_ATTRS, aliases=('min_axis',), grad=_extreme_grad,
-         infer=_extreme_rule, positional_inputs=True)(
+         infer=_extreme_rule)(
     _reducer(lambda x, axes, k: torch.amin(x, dim=axes, keepdim=k), 'min'))
 
 
@@ -170,8 +169,8 @@ def _arg_rule(attrs, shapes, dtypes):
 
 _ARG_ATTRS = {'axis': IntOrNone(None), 'keepdims': Bool(False)}
 _argmax = _arg(lambda x, a, k: torch.argmax(x, dim=a, keepdim=k), 'argmax')
-register('argmax', attrs=_ARG_ATTRS, infer=_arg_rule, positional_inputs=True)(_argmax)
-register('argmin', attrs=_ARG_ATTRS, infer=_arg_rule, positional_inputs=True)(
+register('argmax', attrs=_ARG_ATTRS, infer=_arg_rule)(_argmax)
+register('argmin', attrs=_ARG_ATTRS, infer=_arg_rule)(
     _arg(lambda x, a, k: torch.argmin(x, dim=a, keepdim=k), 'argmin'))
 
 
@@ -203,7 +202,7 @@ register('norm', infer=_norm_rule,
          attrs={'ord': Int(2), 'axis': Axis(None),
                 'out_dtype': Enum('float16', 'float32', 'float64', 'int32', 'int64', 'int8',
                                   default=None),
-                'keepdims': Bool(False)}, positional_inputs=True)(_norm)
+                'keepdims': Bool(False)})(_norm)
 
 
 def _moments(data, axes, keepdims):
@@ -245,7 +244,7 @@ def _softmin_rule(attrs, shapes, dtypes):
 
 register('softmin', infer=_softmin_rule,
          attrs={'axis': Int(-1), 'temperature': FloatOrNone(None), 'dtype': DType(None),
-                'use_length': Bool(False)}, positional_inputs=True, named_outputs=True)(_softmin)
+                'use_length': Bool(False)})(_softmin)
 
 
 def _cumsum(a, axis, dtype):

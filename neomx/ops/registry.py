@@ -209,8 +209,11 @@ _REGISTRY = {}
 
 
 class Op:
-    """One operator: its fields are the keywords of ``register`` (what each one means:
-    DEVELOPERS.md, "Adding an operator"); every one of them is read somewhere."""
+    """One operator: what it is (its names, inputs and attributes, kernel, shape and dtype
+    rules, gradient, flags); its fields are the keywords of ``register`` (what each one means:
+    DEVELOPERS.md, "Adding an operator"), and every one of them is read somewhere. What other
+    parts of neomx know about operators is in their own tables: the code generator's
+    (``symbol/lowering.py``), MXNet's monitor names (``symbol/monitor_names.py``)."""
     # ``bind_inputs(args, kwargs, array_type) -> (inputs, attribute kwargs)``: how a call's
     # arguments become inputs, for an entry whose inputs the attributes name (Custom).
     bind_inputs = None
@@ -223,9 +226,7 @@ class Op:
     def __init__(self, name, kernel, inputs=('data',), attrs=None, aliases=(), num_outputs=1,
                  output_names=None, infer=None, infer_attrs=None, fill=None, mutate=(),
                  drop_inputs=None, rng=False, train=False, creation=False, view=False,
-                 grad=None, doc=None, key_var_num_args=None, heavy=False, lower=None, cost=None,
-                 back=None, positional_inputs=False, named_outputs=False, in_place=None,
-                 unread_output=False):
+                 grad=None, doc=None, key_var_num_args=None, heavy=False, cost=None, back=None):
         self.name = name
         self.kernel = kernel
         self.inputs = (inputs,) if isinstance(inputs, str) else tuple(inputs)
@@ -248,27 +249,9 @@ class Op:
         self.grad = grad
         self.key_var_num_args = key_var_num_args
         self.heavy = heavy      # much more work than its element count says (dot, convolution)
-        # For the code generator: ``lower(attrs, in_shapes, in_dtypes)`` gives (a format string
-        # over the input expressions, {name: object} it uses) calling torch directly for these
-        # attributes and inputs, or None to call the kernel.
-        self.lower = lower
-        # For the code generator too: ``in_place(attrs)`` gives a format string computing the
-        # operator in place on its one input (``{0}``), or None; ``unread_output``: the first
-        # output is a tensor of its own (or a view, which the generated code checks for) that
-        # the operator's backward pass does not read. An in-place operator may overwrite such
-        # an output when it is the output's only reader.
-        self.in_place = in_place
-        self.unread_output = unread_output
         # ``cost(attrs, in_shapes, out_shapes)``: multiply-adds, for operators whose work is
         # not their element count (see ``work``).
         self.cost = cost
-        # How MXNet's monitors (register_op_hook, Executor.set_monitor_callback) name the
-        # operator's arrays (see ``monitor_names``): MXNet 1.9.1 registers input names
-        # (FListInputNames) for most operators but not for unary maths, reductions, reshapes
-        # (``positional_inputs``) and the operators with a scalar (``*_scalar``), and output
-        # names (FListOutputNames) for a few (``named_outputs``).
-        self.positional_inputs = positional_inputs
-        self.named_outputs = named_outputs
         self.__doc__ = doc or kernel.__doc__
         self._memo = {}
         self.variadic = any(i.startswith('*') for i in self.inputs)
@@ -360,23 +343,6 @@ class Op:
             n = self.num_outputs(attrs)
             return ('output',) if n == 1 else tuple('output%d' % i for i in range(n))
         return tuple(names(attrs) if callable(names) else names)
-
-    def monitor_names(self, node, attrs, num_inputs):
-        """(input names, output names) that MXNet's monitors give the arrays of operator node
-        ``node``: inputs ``<node>_<input name>`` (``<node>_arg0, ...`` for any number of
-        inputs, ``<node>_input0, ...`` for ``positional_inputs`` and ``*_scalar``), outputs
-        ``<node>_<output name>`` for ``named_outputs``, else ``<node>_0, ...``."""
-        if self.positional_inputs or self.name.endswith('_scalar'):
-            ins = ['input%d' % i for i in range(num_inputs)]
-        elif self.variadic:
-            ins = ['arg%d' % i for i in range(num_inputs)]
-        else:
-            ins = self.input_names(attrs, num_inputs)
-        if self.named_outputs:
-            outs = self.output_names(attrs)
-        else:
-            outs = range(self.num_outputs(attrs))
-        return (['%s_%s' % (node, i) for i in ins], ['%s_%s' % (node, o) for o in outs])
 
     def mutated(self, attrs):
         m = self.mutate

@@ -136,7 +136,7 @@ def _reshape_back(attrs, in_shapes, out_shapes):
 register('Reshape', aliases=('reshape',), view=True, infer=_reshape_rule,
          back=_reshape_back,
          attrs={'shape': Shape(()), 'reverse': Bool(False), 'target_shape': Shape(()),
-                'keep_highest': Bool(False)}, positional_inputs=True)(_reshape)
+                'keep_highest': Bool(False)})(_reshape)
 
 
 def _like_shape(lhs, rhs, lhs_begin, lhs_end, rhs_begin, rhs_end):
@@ -205,7 +205,7 @@ def _transpose_back(attrs, in_shapes, out_shapes):
 
 
 register('transpose', view=True, infer=_transpose_rule, back=_transpose_back,
-         attrs={'axes': Shape(())}, positional_inputs=True)(_transpose)
+         attrs={'axes': Shape(())})(_transpose)
 
 
 def _expand_dims(data, axis):
@@ -219,7 +219,7 @@ def _expand_dims_rule(attrs, shapes, dtypes):
 
 
 register('expand_dims', view=True, infer=_expand_dims_rule,
-         attrs={'axis': Int()}, positional_inputs=True)(_expand_dims)
+         attrs={'axis': Int()})(_expand_dims)
 
 
 def _squeeze(data, axis):
@@ -256,7 +256,7 @@ def _flatten(data):
     return data.reshape(data.shape[0], -1) if data.dim() else data.reshape(1, 1)
 
 
-register('Flatten', aliases=('flatten',), view=True, positional_inputs=True)(_flatten)
+register('Flatten', aliases=('flatten',), view=True)(_flatten)
 
 
 def _concat(*data, dim, num_args):
@@ -303,7 +303,7 @@ def concat_back(attrs, in_shapes, out_shapes):
 
 register('Concat', aliases=('concat',), inputs=('*data',), key_var_num_args='num_args',
          infer=_concat_rule, back=concat_back,
-         attrs={'num_args': Int(0), 'dim': Int(1)}, named_outputs=True)(_concat)
+         attrs={'num_args': Int(0), 'dim': Int(1)})(_concat)
 
 
 def _stack(*data, axis, num_args):
@@ -356,8 +356,7 @@ def _split_back(attrs, in_shapes, out_shapes):
 
 register('SliceChannel', aliases=('split',), view=True, back=_split_back,
          num_outputs=lambda attrs: attrs['num_outputs'],
-         attrs={'num_outputs': Int(), 'axis': Int(1), 'squeeze_axis': Bool(False)},
-         named_outputs=True)(_split)
+         attrs={'num_outputs': Int(), 'axis': Int(1), 'squeeze_axis': Bool(False)})(_split)
 
 
 def _split_v2(data, indices, axis, squeeze_axis, sections):
@@ -416,7 +415,7 @@ def _slice(data, begin, end, step):
 
 register('slice', aliases=('crop',), view=True,
          attrs={'begin': Shape(allow_none=True), 'end': Shape(allow_none=True),
-                'step': Shape((), allow_none=True)}, positional_inputs=True)(_slice)
+                'step': Shape((), allow_none=True)})(_slice)
 
 
 def _slice_index(data, begin, end, step):
@@ -468,8 +467,7 @@ def _slice_axis(data, axis, begin, end):
 
 
 register('slice_axis', view=True,
-         attrs={'axis': Int(), 'begin': Int(), 'end': IntOrNone()},
-         positional_inputs=True)(_slice_axis)
+         attrs={'axis': Int(), 'begin': Int(), 'end': IntOrNone()})(_slice_axis)
 
 
 def _slice_like(data, shape_like, axes):
@@ -547,7 +545,7 @@ def _swapaxes(data, dim1, dim2):
 
 
 register('SwapAxis', aliases=('swapaxes',), view=True,
-         attrs={'dim1': Int(0), 'dim2': Int(0)}, named_outputs=True)(_swapaxes)
+         attrs={'dim1': Int(0), 'dim2': Int(0)})(_swapaxes)
 
 
 def _broadcast_to(data, shape):
@@ -562,8 +560,7 @@ def _broadcast_to(data, shape):
     return data.expand(target)
 
 
-register('broadcast_to', view=True, attrs={'shape': Shape()},
-         positional_inputs=True)(_broadcast_to)
+register('broadcast_to', view=True, attrs={'shape': Shape()})(_broadcast_to)
 
 
 def _broadcast_like(lhs, rhs, lhs_axes=None, rhs_axes=None):
@@ -593,7 +590,7 @@ def _broadcast_axis(data, axis, size):
 
 
 register('broadcast_axis', aliases=('broadcast_axes',), view=True,
-         attrs={'axis': Shape(()), 'size': Shape(())}, positional_inputs=True)(_broadcast_axis)
+         attrs={'axis': Shape(()), 'size': Shape(())})(_broadcast_axis)
 
 
 def _cast(data, dtype):
@@ -606,7 +603,7 @@ def _cast(data, dtype):
 
 
 register('Cast', aliases=('cast',), infer=lambda a, s, d: ((s[0],), (a['dtype'],)),
-         attrs={'dtype': DType()}, positional_inputs=True)(_cast)
+         attrs={'dtype': DType()})(_cast)
 
 
 def _shape_array(data):
@@ -617,10 +614,8 @@ def _size_array(data):
     return torch.tensor([data.numel()], dtype=torch.int64, device=data.device)
 
 
-register('shape_array', infer=lambda a, s, d: (((len(s[0]),),), ('int64',)),
-         positional_inputs=True)(_shape_array)
-register('size_array', infer=lambda a, s, d: (((1,),), ('int64',)),
-         positional_inputs=True)(_size_array)
+register('shape_array', infer=lambda a, s, d: (((len(s[0]),),), ('int64',)))(_shape_array)
+register('size_array', infer=lambda a, s, d: (((1,),), ('int64',)))(_size_array)
 
 
 def _pad(data, mode, pad_width, constant_value):
@@ -650,8 +645,7 @@ def _pad_kernel(data, mode, pad_width, constant_value):
 
 register('Pad', aliases=('pad',),
          attrs={'mode': Enum('constant', 'edge', 'reflect', default='constant'),
-                'pad_width': Shape(), 'constant_value': Float(0.0)},
-         named_outputs=True)(_pad_kernel)
+                'pad_width': Shape(), 'constant_value': Float(0.0)})(_pad_kernel)
 
 
 def _depth_to_space(data, block_size):

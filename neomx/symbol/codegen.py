@@ -32,6 +32,7 @@ import torch
 from ..base import MXNetError
 from ..ops.layout import is_dense
 from .graph import kernel_args
+from .lowering import IN_PLACE, LOWER, UNREAD_OUTPUT
 
 __all__ = ['generate', 'GeneratedCode']
 
@@ -82,17 +83,17 @@ def _own(t):
 
 def _overwrites(node, readers, last_read):
     """Whether ``node`` may run in place on its input: an operator that can, reading the
-    first output of one that leaves it unread in its backward pass (Op.unread_output), which
+    first output of one that leaves it unread in its backward pass (``UNREAD_OUTPUT``), which
     nothing else reads and which is not an output of the graph. An in-place ReLU saves a
     memory pass and an intermediate the size of its input; the generated code still checks
     that the input is not a view."""
-    in_place = node.op.in_place
+    in_place = IN_PLACE.get(node.op.name)
     if in_place is None or len(node.inputs) != 1 or in_place(node.attrs) is None:
         return False
     src, k = node.inputs[0]
     key = (id(src), k)
-    return (src.op is not None and src.op.unread_output and k == 0 and readers[key] == 1
-            and last_read[key] is not None)
+    return (src.op is not None and src.op.name in UNREAD_OUTPUT and k == 0
+            and readers[key] == 1 and last_read[key] is not None)
 
 
 def generate(graph, input_names, name='forward', is_train=False, inferred=None, title=None,
@@ -167,8 +168,9 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
         kw += ['%s=%s' % kv for kv in
                op.kernel_kwargs('device', repr(bool(is_train)), 'generator').items()]
         call = None
-        if op.lower is not None and inferred is not None:
-            low = op.lower(node.attrs, *_input_specs(node, inferred))
+        lower = LOWER.get(op.name)
+        if lower is not None and inferred is not None:
+            low = lower(node.attrs, *_input_specs(node, inferred))
             if low is not None:
                 template, used = low
                 glb.update(used)
@@ -177,7 +179,7 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
             call = '%s(%s)' % (kernels[op.name], ', '.join(args + kw))
         if hook is None and _overwrites(node, readers, last_read):
             call = '({0} if {1}._base is None else {2})'.format(
-                op.in_place(node.attrs).format(*args), args[0], call)
+                IN_PLACE[op.name](node.attrs).format(*args), args[0], call)
         nout = node.num_outputs()
         outs = [names.make(node.name if nout == 1 else '%s_%d' % (node.name, i))
                 for i in range(nout)]

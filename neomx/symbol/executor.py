@@ -23,7 +23,8 @@ from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, use
 from ..ndarray.run import Kept, closure, store_gradient
 from . import passes
 from .cached_op import compile_program
-from .graph import Graph, evaluate, monitor_input_names
+from .graph import Graph, evaluate
+from .monitor_names import monitor_names
 from ..ops.sparse import to_stype as _to_stype
 
 __all__ = ['Executor', 'simple_bind']
@@ -332,7 +333,7 @@ class Executor:
             if monitor_all:
                 # as MXNet: each input by the operator's name for it, a variable's value
                 # under the variable's name first
-                for (src, _), nm, t in zip(node.inputs, monitor_input_names(node), fed):
+                for (src, _), nm, t in zip(node.inputs, monitor_names(node)[0], fed):
                     value = from_tensor(t.detach().clone(), self._ctx)
                     if src.op is None:
                         callback(src.name, value)

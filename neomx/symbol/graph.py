@@ -18,9 +18,8 @@ nodes (``__shape__``, ``__dtype__``, ``__init__``, ``__lr_mult__``, ``ctx_group`
 """
 from functools import partial
 
-from ..ops.registry import Op
 
-__all__ = ['Node', 'Graph', 'evaluate', 'kernel_args', 'input_slots', 'monitor_input_names']
+__all__ = ['Node', 'Graph', 'evaluate', 'kernel_args', 'input_slots', 'Subgraph']
 
 
 class Node:
@@ -196,9 +195,8 @@ class Subgraph:
     name = '_CachedOp'
     aliases = ()
     attrs = {}
-    variadic = positional_inputs = named_outputs = False
+    variadic = False
     rng = train = creation = False
-    monitor_names = Op.monitor_names
 
     def __init__(self, graph, input_names, inline_limit):
         self.graph = graph
@@ -248,8 +246,3 @@ class Subgraph:
         return [(made[id(n)], k) if n.op is not None else entries.get(n.name) or (n.copy(), 0)
                 for n, k in self.graph.heads]
 
-
-def monitor_input_names(node):
-    """The names MXNet's monitors give the inputs of operator node ``node`` (the operator's
-    ``monitor_names``)."""
-    return node.op.monitor_names(node.name, node.attrs, len(node.inputs))[0]
