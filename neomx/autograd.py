@@ -128,7 +128,7 @@ def mark_variables(variables, gradients, grad_reqs='write'):
             var.tensor = t.requires_grad_(True) if differentiable else t
             if integer:
                 var.shadow = leaf(t)
-        _engine._engine.push(fn, [var], [var], x._ctx, '_mark_variable', where)
+        _engine.push(fn, [var], [var], x._ctx, '_mark_variable', where)
 
 
 def _heads(heads, head_grads):
@@ -308,7 +308,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             g = _materialised(t.grad, t)
             t.grad = None
             store_gradient(buf, g, req, like=t)
-    _engine._engine.push(fn, reads, writes, heads[0]._ctx, '_backward', where)
+    _engine.push(fn, reads, writes, heads[0]._ctx, '_backward', where)
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
@@ -362,7 +362,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
                 with recording(create_graph):     # in the new graph
                     g = g.reshape(o._shape)
             o._var.tensor = g if g.layout is torch.strided else g.to_dense()
-    _engine._engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
+    _engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
     return outs     # a list even for a single variable, as in MXNet
 
 
@@ -515,7 +515,7 @@ class Function:
                 return _checked_gradients(func, gin, inputs)
 
         fn = closure(_Bridge.apply, inputs, results, rec=rec)
-        _engine._engine.push(fn, [x._var for x in inputs] + [o._var for o in outs],
+        _engine.push(fn, [x._var for x in inputs] + [o._var for o in outs],
                              [r._var for r in results], inputs[0]._ctx, type(self).__name__,
                              where)
         return results[0] if single else results

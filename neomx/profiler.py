@@ -183,7 +183,7 @@ class _Profiler:
         return c['profile_all'] or c['profile_symbolic'] or c['profile_imperative']
 
     def _hook(self):
-        eng = _engine._engine
+        eng = _engine.current()
         self.engine = eng
         if self._profiles_ops():
             eng.trace = self.buf
@@ -313,7 +313,7 @@ class _Profiler:
                 self.file = _TraceFile(self.filename(), os.getpid(), rank, world)
             f = self.file
             lines = []
-            eng = _engine._engine
+            eng = _engine.current()
             for w in (eng.workers() if hasattr(eng, 'workers') else ()):
                 f.tid(w.name, lines)    # idle workers get their (empty) track too
             _format(self.unwritten, f, lines)
@@ -567,7 +567,7 @@ def _at_exit():
     with _P.lock:
         if _P.config['continuous_dump'] and (_P.running or _P.buf or _P.unwritten):
             try:
-                _engine._engine.waitall()
+                _engine.waitall()
             except Exception:
                 pass
             _P.stop()
@@ -689,7 +689,7 @@ def dump_profile():
 def _finish():
     """Ends a profiled run (``neomx profile``): waits for the engine, stops, writes the file;
     returns (path, number of events), or (None, 0) when nothing was recorded."""
-    eng = _engine._engine
+    eng = _engine.current()
     try:
         type(eng).waitall(eng)   # not the timed one: this wait is not the script's
     except Exception:

@@ -72,7 +72,7 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
 
 
 def _push(fn, reads, writes, ctx, name, where):
-    _engine._engine.push(fn, [a._var for a in reads], [a._var for a in writes], ctx, name,
+    _engine.push(fn, [a._var for a in reads], [a._var for a in writes], ctx, name,
                          where)
 
 

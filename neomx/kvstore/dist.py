@@ -458,7 +458,7 @@ class DistKVStore(LocalKVStore):
         return self._home
 
     def _push_comm(self, fn, reads, writes, name):
-        _engine._engine.push(fn, reads, writes, self._home_ctx(), name, user_line())
+        _engine.push(fn, reads, writes, self._home_ctx(), name, user_line())
 
     # -- the store's methods ---------------------------------------------------------------
     def _init(self, keys, values):
@@ -527,7 +527,7 @@ class DistKVStore(LocalKVStore):
             except Exception as exc:
                 raise _comm_error('barrier', exc) from exc
         self._push_comm(fn, [], [done], '_kvstore_dist_barrier')
-        _engine._engine.wait_for_var(done)
+        _engine.wait_for_var(done)
 
     barrier = _barrier
 

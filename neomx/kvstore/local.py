@@ -44,7 +44,7 @@ def _copy_op(pairs, ctx, name, where, copy):
     def fn():
         for s, d in pairs:
             _out_tensor(d).copy_(s._tensor(), non_blocking=True)
-    _engine._engine.push(fn, reads, writes, ctx, name, where, copy=copy)
+    _engine.push(fn, reads, writes, ctx, name, where, copy=copy)
 
 
 class LocalKVStore(KVStore):
@@ -167,7 +167,7 @@ class LocalKVStore(KVStore):
             for j in range(1, width):
                 rows = [i for i, srcs in enumerate(sources) if len(srcs) > j]
                 torch._foreach_add_([ts[i] for i in rows], [sources[i][j]._tensor() for i in rows])
-        _engine._engine.push(fn, reads, writes, m, '_kvstore_reduce', where)
+        _engine.push(fn, reads, writes, m, '_kvstore_reduce', where)
 
     def _quantize(self, items, where):
         """The items with each value replaced by its 2-bit quantisation (see
@@ -196,7 +196,7 @@ class LocalKVStore(KVStore):
                     qt.masked_fill_(rt >= t, t)
                     qt.masked_fill_(rt <= -t, -t)
                     rt.sub_(qt)
-            _engine._engine.push(fn, [v._var for v, _, _ in triples],
+            _engine.push(fn, [v._var for v, _, _ in triples],
                                  [a._var for _, r, q in triples for a in (r, q)], ctx,
                                  '_kvstore_quantize', where)
         return out

@@ -157,7 +157,7 @@ def _multi_adamw(where, weights, grads, means, vars_, masters, rescale_grad, out
                 if masters is not None:
                     masters[i]._tensor(True).copy_(new)
                 targets[i]._tensor(True).copy_(new)
-    _engine._engine.push(fn, reads, writes, weights[0].context, where, user_line())
+    _engine.push(fn, reads, writes, weights[0].context, where, user_line())
     return targets
 
 

@@ -42,7 +42,7 @@ def _from_host(tensor, ctx, where):
 
     def fn():
         var.tensor = tensor.to(dev, non_blocking=False)
-    _engine._engine.push(fn, [], [var], ctx, '_from_host', where, copy=True)
+    _engine.push(fn, [], [var], ctx, '_from_host', where, copy=True)
     return out
 
 
@@ -387,4 +387,4 @@ def reset_arrays(*arrays, num_arrays=None):
                     store_into(a, torch.zeros(a._shape, device=ctx.torch_device))
                 else:
                     t.detach().zero_()
-        _engine._engine.push(fn, [], [a._var for a in group], ctx, 'reset_arrays', where)
+        _engine.push(fn, [], [a._var for a in group], ctx, 'reset_arrays', where)

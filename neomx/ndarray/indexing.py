@@ -280,7 +280,7 @@ def setitem(x, key, value):
                                              if isinstance(v, torch.Tensor) else v)
                 else:
                     dst[k] = v
-    _engine._engine.push(fn, reads, [x._var], x._ctx, '_set_value' if full else '_slice_assign',
+    _engine.push(fn, reads, [x._var], x._ctx, '_set_value' if full else '_slice_assign',
                          where)
 
 

@@ -322,7 +322,7 @@ def invoke_dense(op, inputs, attrs, out=None, ctx=None, where=None):
         writes = [o._var for o in outs] + writes[len(outs):]
     fn = closure(op.kernel, inputs, outs, kw, rec, op.view, into=out is not None,
                  shadows=shadows)
-    _engine._engine.push(fn, in_vars, writes, ctx, op.name, where, False,
+    _engine.push(fn, in_vars, writes, ctx, op.name, where, False,
                          op.work(attrs, shapes, out_shapes))
     if out is not None:
         return out
@@ -489,14 +489,14 @@ def push_write(target, fn_value, reads, name, where=None):
                 dst.copy_(value)
             else:
                 dst.fill_(value)
-    _engine._engine.push(fn, reads, [target._var], target._ctx, name, where)
+    _engine.push(fn, reads, [target._var], target._ctx, name, where)
     return target
 
 
 def waitall():
     """Blocks until every pushed operation is complete, then raises the first error of the
     operations it waited for."""
-    _engine._engine.waitall()
+    _engine.waitall()
 
 
 def _arith(array_name, scalar_name):
@@ -634,17 +634,22 @@ class NDArray:
 
     def _refill(self):
         """Storage for an array whose producing operation failed, once its error was raised:
-        MXNet reads such an array's memory, unset; neomx gives zeros."""
+        MXNet reads such an array's memory, unset; neomx gives zeros (written by an operation
+        of its own, ordered with whatever else writes the storage)."""
         var = self._var
         need = (self._view or 0) + self.size
-        with _engine._engine._lock:
+        shape = need if self._view is not None else self._shape
+        dtype, device = dtype_torch(self._dtype), self._ctx.torch_device
+
+        def fill():
             t = var.tensor
             if t is None or t.numel() < need:
-                fresh = torch.zeros(need if self._view is not None else self._shape,
-                                    dtype=dtype_torch(self._dtype), device=self._ctx.torch_device)
+                fresh = torch.zeros(shape, dtype=dtype, device=device)
                 if t is not None:
                     fresh.view(-1)[:t.numel()] = t.reshape(-1)
                 var.tensor = fresh
+        _engine.push(fill, [], [var], self._ctx, '_refill')
+        _engine.wait_for_var(var)
 
     # --- synchronisation ---
     def wait_to_read(self):
@@ -652,11 +657,11 @@ class NDArray:
         if mode.tracing is not None:
             # values read while a block is traced: its graph depends on them
             mode.tracing.values_read = True
-        _engine._engine.wait_for_var(self._var)
+        _engine.wait_for_var(self._var)
 
     def wait_to_write(self):
         """Blocks until pending reads and writes of this array are done."""
-        _engine._engine.wait_for_var(self._var, True)
+        _engine.wait_for_var(self._var, True)
 
     def asnumpy(self):
         """A numpy copy of the array (waits for it). Under NumPy 2 a one-element result converts
@@ -1034,7 +1039,7 @@ def copy_into(src, dst):
     dtype = dtype_torch(dst._dtype)
 
     gpu = dev.type == 'cuda' or src._ctx.device_typeid == 2
-    stream_of = getattr(_engine._engine, 'stream_of', None) if gpu else None
+    stream_of = getattr(_engine.current(), 'stream_of', None) if gpu else None
     dst_stream = stream_of(dst._ctx) if stream_of is not None and dev.type == 'cuda' else None
 
     def fn():
@@ -1055,7 +1060,7 @@ def copy_into(src, dst):
             else:
                 store_into(dst, r)
     reads = [src._var]
-    _engine._engine.push(fn, reads, [dst._var], dst._ctx, '_copyto', where, copy=cross)
+    _engine.push(fn, reads, [dst._var], dst._ctx, '_copyto', where, copy=cross)
 
 
 def _fast_call(op, a, b=None, number=None, attrs=_EMPTY, where=None):

@@ -140,7 +140,7 @@ def seed(seed_state, ctx='all'):
 
         def fn(var=var, value=value):
             var.generator.manual_seed(value)
-        _engine._engine.push(fn, [var], [var], c, '_seed', where)
+        _engine.push(fn, [var], [var], c, '_seed', where)
 
 
 # ``nd.random.<distribution>_like(data, ...)``: samples in the shape and dtype of ``data``.

@@ -363,7 +363,7 @@ def plain(kernel, arg, attrs, a, b, var, ctx, work, name, where):
     a CPU whose inputs have nothing pending and need no autograd runs at once in this thread
     (``Engine.run_now``); anything else is pushed. The fast path's execution, kept lean: no
     closure and no tuple where the operation runs at once."""
-    eng = _engine._engine
+    eng = _engine.current()
     av = a._var
     if work < eng.inline_work and ctx.device_typeid != 2:
         # The fast path checks that the inputs need no autograd (a kernel on a marked variable

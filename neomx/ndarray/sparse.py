@@ -431,7 +431,7 @@ def _push_sparse(fn, inputs, shape, dtype, ctx, stype, name, where=None):
 
     def run():
         ov.tensor = _rules.to_stype(fn(*[_input_tensor(x) for x in inputs]), stype)
-    _engine._engine.push(run, [x._var for x in inputs], [ov], ctx, name,
+    _engine.push(run, [x._var for x in inputs], [ov], ctx, name,
                          where or user_line())
     return out
 
@@ -447,7 +447,7 @@ def assign(target, src):
 
         def run():
             tv.write(_rules.to_stype(_input_tensor(src).detach().to(dev, dt, copy=True), stype))
-        _engine._engine.push(run, [src._var], [tv], target._ctx, '_copyto', where)
+        _engine.push(run, [src._var], [tv], target._ctx, '_copyto', where)
         return target
     if src._sparse:
         src = cast_storage(src, 'default')
@@ -554,7 +554,7 @@ def _run_sparse(op, inputs, attrs, out_stypes, ctx, where):
                              for x in inputs], **kw)
         for v, r, st in zip(ovs, (rs,) if isinstance(rs, torch.Tensor) else rs, out_stypes):
             v.tensor = _rules.to_stype(r, st)
-    _engine._engine.push(run, [x._var for x in present], ovs, ctx, op.name, where)
+    _engine.push(run, [x._var for x in present], ovs, ctx, op.name, where)
     return outs[0] if op.num_outputs(attrs) == 1 and len(outs) == 1 else outs
 
 

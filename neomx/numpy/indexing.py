@@ -368,7 +368,7 @@ def _set_whole(x, value):
                 dst.copy_(value._tensor().reshape(dst.shape).to(dst.dtype))
             else:
                 dst.fill_(value)
-    _engine._engine.push(fn, reads, [x._var], x._ctx, '_npi_set_value', where)
+    _engine.push(fn, reads, [x._var], x._ctx, '_npi_set_value', where)
 
 
 def _set_boolean(x, key, value):
@@ -396,4 +396,4 @@ def _set_boolean(x, key, value):
                 dst[k] = v
             except RuntimeError as e:
                 raise MXNetError("__setitem__ with a boolean index: %s" % e) from None
-    _engine._engine.push(fn, reads, [x._var], x._ctx, '_npi_boolean_mask_assign', where)
+    _engine.push(fn, reads, [x._var], x._ctx, '_npi_boolean_mask_assign', where)

@@ -445,7 +445,7 @@ class Optimizer:
                     _lazy_update(kernel, hyper, *item)
                 for dst, src in casts:
                     dst.copy_(src)
-        _engine._engine.push(fn, grp.reads, grp.writes, grp.ctx, name, where)
+        _engine.push(fn, grp.reads, grp.writes, grp.ctx, name, where)
 
     def _passes(self, hyper, wds):
         """How many passes over the weights the kernel makes (more than one, unless a subclass

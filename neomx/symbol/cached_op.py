@@ -92,7 +92,7 @@ class Program:
         else:
             fn = closure(self.code.fn if (rec or self.replay is None) else self.replay, data,
                          outs, kw, rec, params=pvars)
-        _engine._engine.push(fn, reads, writes, ctx, self.name, where, False, self.work)
+        _engine.push(fn, reads, writes, ctx, self.name, where, False, self.work)
         return outs
 
     def interpret_shadowed(self, *ts, generator=None, device=None):

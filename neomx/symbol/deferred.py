@@ -34,7 +34,7 @@ __all__ = ['Trace', 'NullTrace']
 
 def _engine_wait(array):
     from .. import engine
-    engine._engine.wait_for_var(array._var)
+    engine.wait_for_var(array._var)
 
 
 class NullTrace:

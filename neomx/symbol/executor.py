@@ -224,7 +224,7 @@ class Executor:
             rs = evaluate(graph, feed, dev, is_train, gen, kernel=kernel_for)
             for o, r in zip(outs, rs):
                 o._var.tensor = r if stype_of(r) == o.stype else _to_stype(r, o.stype)
-        _engine._engine.push(run, reads, [o._var for o in outs] + reads[len(inputs):],
+        _engine.push(run, reads, [o._var for o in outs] + reads[len(inputs):],
                              self._ctx, self._symbol.name or 'executor', where)
         return outs
 
@@ -261,7 +261,7 @@ class Executor:
                 else:
                     with torch.no_grad():
                         o._tensor(write=True).copy_(t)
-        _engine._engine.push(move, [n._var for n in outs], [o._var for o in old], self._ctx,
+        _engine.push(move, [n._var for n in outs], [o._var for o in old], self._ctx,
                              '_output', where, False, sum(o.size for o in old))
         return old
 
@@ -293,7 +293,7 @@ class Executor:
                        'names': [nm for nm, d in zip(self._input_names, diff) if d]}
         op = closure(fn or prog.code.fn, inputs, outs, {'generator': gen, 'device': dev},
                      kept=kept)
-        _engine._engine.push(op, reads, writes, self._ctx, prog.name, where, False, prog.work)
+        _engine.push(op, reads, writes, self._ctx, prog.name, where, False, prog.work)
         return outs
 
     # -- monitoring (Monitor.install): every node's outputs, and in backward the gradient
@@ -410,7 +410,7 @@ class Executor:
                     g = g.to_dense()        # (Embedding's sparse gradient, for a dense array)
                 store_gradient(arr, g, req)
         work = saved['work']
-        _engine._engine.push(run, reads, writes, self._ctx, '_backward', user_line(), False,
+        _engine.push(run, reads, writes, self._ctx, '_backward', user_line(), False,
                              None if work is None else 2 * work)
         if 'trace' in saved:
             for g, _ in targets.values():
