@@ -14,6 +14,7 @@ from . import engine
 from . import ops
 from . import ndarray
 from . import ndarray as nd
+from . import _capi  # noqa: F401  (mxnet.base._LIB)
 from . import autograd
 from . import random
 from . import symbol

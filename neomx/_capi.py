@@ -24,13 +24,14 @@ says so.
 np.float32(6.0)
 """
 import ctypes
-import itertools
-import threading
-import weakref
 
 import torch
 
-__all__ = ['LIB', 'handle_of', 'parameter_of', 'array_of_handle']
+from . import base
+from .ndarray.handles import array_of_handle, handle_of
+from .ndarray.ndarray import NDArray, from_tensor
+
+__all__ = ['LIB']
 
 _PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 _PyCapsule_New.restype = ctypes.py_object
@@ -41,52 +42,8 @@ _PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _PyCapsule_SetName = ctypes.pythonapi.PyCapsule_SetName
 _PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
-# Handles given out, each an NDArray until ``NDArray(handle=...)`` takes it.
-_HANDLES = {}
-_NEXT = itertools.count(1 << 20)
-_LOCK = threading.Lock()
-_ERROR = threading.local()
-
-
-def handle_of(arr):
-    """A new handle (an integer, as ctypes writes it) for NDArray ``arr``."""
-    with _LOCK:
-        h = next(_NEXT)
-        _HANDLES[h] = arr
-    return h
-
-
-# Arrays handed to ctypes as themselves (``NDArray._as_parameter_``: ``ctypes.cast(arr,
-# NDArrayHandle)`` in a monitor callback), by their id while they live.
-_PASSED = weakref.WeakValueDictionary()
-
-
-def parameter_of(arr):
-    """The handle ctypes passes for NDArray ``arr``: the same while the array lives, and not
-    used up by ``NDArray(handle=...)``."""
-    with _LOCK:
-        _PASSED[id(arr)] = arr
-    return ctypes.c_void_p(id(arr))
-
-
-def array_of_handle(handle):
-    """The NDArray (or Symbol) of a handle from ``handle_of`` (a ctypes value or an integer;
-    such a handle is used up) or from ``parameter_of``."""
-    value = handle.value if isinstance(handle, ctypes.c_void_p) else handle
-    with _LOCK:
-        arr = _HANDLES.pop(value, None)
-        if arr is None:
-            arr = _PASSED.get(value)
-    if arr is None:
-        from .base import MXNetError
-        raise MXNetError("handle %r: not a handle neomx gave out (from _LIB.MXNDArrayFromDLPack "
-                         "or MXBuildSubgraphByOpNames, or an array or symbol passed through "
-                         "ctypes), or one already used" % (value,))
-    return arr
-
-
 def _fail(msg):
-    _ERROR.message = msg
+    base.LAST_ERROR.message = msg
     return -1
 
 
@@ -106,7 +63,6 @@ def _from_dlpack(dlpack, out_handle):
     try:
         capsule = _PyCapsule_New(ptr, b'dltensor', None)
         tensor = torch.utils.dlpack.from_dlpack(capsule)    # takes the tensor's ownership
-        from .ndarray.ndarray import from_tensor
         _write(out_handle, handle_of(from_tensor(tensor)))
     except Exception as e:      # as the C API, an error code and a message
         return _fail("MXNDArrayFromDLPack: %s" % e)
@@ -144,7 +100,6 @@ class _CAPI:
         return _from_dlpack(dlpack, out_handle)
 
     def MXNDArrayToDLPack(self, handle, out_dlpack):  # noqa: N802
-        from .ndarray.ndarray import NDArray
         arr = handle if isinstance(handle, NDArray) else None
         if arr is None:
             return _fail("MXNDArrayToDLPack: expected an NDArray's handle (x.handle)")
@@ -194,7 +149,7 @@ class _CAPI:
         return self.MXRemoveSubgraphPropertyOpNames(backend)
 
     def MXGetLastError(self):  # noqa: N802
-        return getattr(_ERROR, 'message', '').encode('utf-8')
+        return getattr(base.LAST_ERROR, 'message', '').encode('utf-8')
 
     def __getattr__(self, name):
         raise AttributeError("mxnet.base._LIB.%s: neomx has no MXNet C library; only %s are "
@@ -215,3 +170,4 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _DELETER_OFFSET = ctypes.sizeof(_DLTensor) + ctypes.sizeof(ctypes.c_void_p)
 
 LIB = _CAPI()
+base._LIB = LIB     # mxnet.base._LIB

@@ -24,7 +24,8 @@ import torch
 
 from . import engine as _engine
 from .base import MXNetError, mode
-from .ndarray.ndarray import NDArray, Storage, _make, in_array_class, user_line
+from .ndarray.ndarray import NDArray, Storage, _make, _op, in_array_class, user_line
+from .ndarray.sparse import zeros as sparse_zeros
 from .ndarray.run import (RELEASED, closure, leaf, record_outputs, recording, shadow_tensor,
                           store_gradient)
 from .ops.layout import dense
@@ -366,73 +367,25 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     return outs     # a list even for a single variable, as in MXNet
 
 
-def get_symbol(x):
-    """The recorded computation of ``x`` as a Symbol: each operator recorded since the marked
-    variables, which become variables ``var0``, ``var1``, ... (arrays outside the graph become
-    variables too, as in MXNet).
+def _ndarray_attach_grad(self, grad_req='write', stype=None):
+    """Marks this array as a variable to differentiate: allocates ``self.grad``, of
+    storage type ``stype`` (by default this array's)."""
+    stype = stype or self.stype
+    grad = _op('zeros_like')(self) if stype == self.stype else \
+        sparse_zeros(stype, self._shape, self._ctx, self._dtype)
+    mark_variables([self], [grad], grad_req)
 
-    >>> import neomx as mx
-    >>> x = mx.nd.ones((1,))
-    >>> x.attach_grad()
-    >>> with mx.autograd.record():
-    ...     y = x * x + 1
-    >>> mx.autograd.get_symbol(y).list_arguments()
-    ['var0']
-    """
-    from .symbol.graph import Graph, Node, Subgraph   # the one upward import: the result is
-    from .symbol.symbol import Symbol                  # a Symbol
-    made, calls = {}, {}
 
-    def entry(a):
-        v = a._var
-        key = (id(v), a._view, a._shape)
-        if key in made:
-            return made[key]
-        recipe = v.recipe if v.leaves else None
-        if v.leaves and a._view is not None and v.parents is not None:
-            raise MXNetError("autograd.get_symbol: the recorded graph reads a view (a slice or "
-                             "reshape) of a computed array, which a Symbol cannot express")
-        if recipe is None:
-            if v.leaves and v.parents is not None:
-                raise MXNetError("autograd.get_symbol: the recorded graph holds an "
-                                 "autograd.Function, which has no Symbol")
-            e = (Node(None, 'var' if v.leaves and weakref.ref(v) in v.leaves else 'null'), 0)
-        else:
-            op, attrs, inputs, k = recipe
-            if isinstance(op, Subgraph):
-                e = subgraph(op, inputs)[k]
-            else:
-                node = Node(op, 'node', attrs)
-                node.inputs = [entry(i) for i in inputs if i is not None]
-                e = (node, k)
-        made[key] = e
-        return e
+def _ndarray_backward(self, out_grad=None, retain_graph=False, train_mode=True):
+    """Computes the gradients of this array with respect to the marked variables."""
+    backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
 
-    def subgraph(op, inputs):
-        """A hybridized block's call: its operators inlined, or one _CachedOp node."""
-        heads = calls.get(id(inputs))
-        if heads is None:
-            entries = dict(zip(op.input_names_, (entry(i) for i in inputs)))
-            heads = op.inline(entries)
-            if heads is None:
-                node = Node(op, 'node', {}, [entries[n] for n in op.input_names_])
-                heads = [(node, j) for j in range(op.num_outputs({}))]
-            calls[id(inputs)] = heads
-        return heads
 
-    if not x._var.leaves:
-        raise MXNetError("autograd.get_symbol: the array is not in a computational graph (it "
-                         "was not computed from marked variables inside autograd.record())")
-    head = entry(x)
-    n_vars = n_ops = 0
-    for node in Graph.from_heads([head]).nodes:     # numbered in MXNet's order
-        if node.op is None:
-            node.name += str(n_vars)
-            n_vars += 1
-        else:
-            node.name = 'node_%d' % n_ops
-            n_ops += 1
-    return Symbol([head])
+# NDArray's autograd methods (MXNet's), added here, in the layer above the arrays.
+for _name, _fn in (('attach_grad', _ndarray_attach_grad), ('backward', _ndarray_backward)):
+    _fn.__name__, _fn.__qualname__ = _name, 'NDArray.' + _name
+    setattr(NDArray, _name, _fn)
+del _name, _fn
 
 
 def _checked_gradients(func, grads, inputs):

@@ -325,24 +325,17 @@ def user_line(depth=2):
     return None
 
 
+# The message of the last failed call of ``_LIB`` (neomx/_capi.py, which also sets ``_LIB``
+# here when it is imported), per thread.
+LAST_ERROR = threading.local()
+
+
 def check_call(ret):
     """Raises MXNetError with the last error's message when a ``_LIB`` call returned non-zero
     (MXNet's ``check_call``); returns ``ret``."""
     if ret != 0:
-        raise MXNetError(py_str(_capi().LIB.MXGetLastError()))
+        raise MXNetError(py_str(getattr(LAST_ERROR, 'message', '').encode('utf-8')))
     return ret
-
-
-def _capi():
-    from . import _capi as capi     # imported when used: it makes NDArrays
-    return capi
-
-
-def __getattr__(name):
-    # ``_LIB``: the parts of MXNet's C API with a meaning here (neomx/_capi.py).
-    if name == '_LIB':
-        return _capi().LIB
-    raise AttributeError("module 'neomx.base' has no attribute %r" % (name,))
 
 
 def unavailable(name, message, doc):

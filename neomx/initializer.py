@@ -508,16 +508,47 @@ class FusedRNN(Initializer):
         self._forget_bias = forget_bias
 
     def _init_weight(self, desc, arr):
-        from .rnn import rnn_cell      # rnn builds on symbol, which imports this module
-        cell = rnn_cell.FusedRNNCell(self._num_hidden, self._num_layers, self._mode,
-                                     self._bidirectional, forget_bias=self._forget_bias,
-                                     prefix='')
-        pieces = cell.unpack_weights({'parameters': arr})
-        for name, piece in pieces.items():
+        flat = arr.reshape((-1,))
+        pieces, pos = [], 0
+        for name, shape in fused_rnn_layout('', self._mode, self._num_hidden, self._num_layers,
+                                            self._bidirectional, arr.size):
+            n = int(np.prod(shape))
+            piece = flat[pos:pos + n].reshape(shape).copy()
+            pos += n
             if self._mode == 'lstm' and name.endswith('_f_bias'):
                 piece[:] = self._forget_bias
             elif self._init is None:
                 desc.global_init(InitDesc(name, global_init=desc.global_init), piece)
             else:
                 self._init(InitDesc(name, global_init=desc.global_init), piece)
-        arr[:] = cell.pack_weights(pieces)['parameters']
+            pieces.append(piece.reshape((-1,)))
+        arr[:] = ndarray.concat(*pieces, dim=0)
+
+
+FUSED_RNN_GATES = {'rnn_relu': [''], 'rnn_tanh': [''], 'lstm': ['_i', '_f', '_c', '_o'],
+                   'gru': ['_r', '_z', '_o']}
+
+
+def fused_rnn_layout(prefix, mode, num_hidden, num_layers, bidirectional, size):
+    """``[(name, shape)]`` of the per-gate pieces of a fused RNN's packed parameter vector of
+    ``size`` elements, in order (MXNet's layout: every weight, then every bias), named as
+    ``mx.rnn``'s FusedRNNCell of ``prefix`` names them."""
+    gates = FUSED_RNN_GATES[mode]
+    directions = ['l', 'r'] if bidirectional else ['l']
+    b, m, h, L = len(directions), len(gates), num_hidden, num_layers
+    first = size - (L - 1) * b * m * h * (b * h + h + 2)     # = b * m * h * (input + h + 2)
+    if first <= 0 or first % (b * m * h):
+        raise MXNetError("FusedRNNCell %s: a packed vector of %d elements does not fit "
+                         "mode=%s, num_hidden=%d, num_layers=%d, bidirectional=%s"
+                         % (prefix, size, mode, h, L, bidirectional))
+    num_input = first // (b * m * h) - h - 2
+    weights, biases = [], []
+    for layer in range(L):
+        ni = num_input if layer == 0 else b * h
+        for d in directions:
+            pre = '%s%s%d_' % (prefix, d, layer)
+            weights += [('%si2h%s_weight' % (pre, g), (h, ni)) for g in gates]
+            weights += [('%sh2h%s_weight' % (pre, g), (h, h)) for g in gates]
+            biases += [('%s%s%s_bias' % (pre, grp, g), (h,))
+                       for grp in ('i2h', 'h2h') for g in gates]
+    return weights + biases

@@ -920,5 +920,12 @@ from ..symbol import Symbol, load_json  # noqa: E402,F401
 from ..symbol import numpy as np_symbol  # noqa: E402,F401
 from ..util import np_array, np_shape  # noqa: E402,F401
 from .utils import HookHandle  # noqa: E402,F401
-from .symbol_block import SymbolBlock  # noqa: E402,F401
 from ._hybrid import flatten as _flatten, regroup as _regroup  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # gluon.block.SymbolBlock (MXNet's module holds it); symbol_block.py builds on this module
+    if name == 'SymbolBlock':
+        from .symbol_block import SymbolBlock
+        return SymbolBlock
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

@@ -638,4 +638,11 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, ra
 from .. import io, recordio  # noqa: E402,F401
 from ..ndarray import _internal  # noqa: E402,F401
 from ..util import is_np_array  # noqa: E402,F401
-from ._iter import ImageIter  # noqa: E402,F401  (after CreateAugmenter and imdecode)
+
+
+def __getattr__(name):
+    # image.image.ImageIter (MXNet's module holds it); _iter.py builds on this module
+    if name == 'ImageIter':
+        from ._iter import ImageIter
+        return ImageIter
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

@@ -23,19 +23,7 @@ cast_storage = sparse.cast_storage
 dot = sparse.dense_or_sparse_dot(dot)  # noqa: F821  (made by _make_namespace)
 
 
-def __getattr__(name):
-    # nd.CachedOp lives with the symbolic layer, which imports this package.
-    if name == 'CachedOp':
-        from ..symbol.cached_op import CachedOp
-        return CachedOp
-    # nd.np / nd.npx: the NumPy interface (F.np in a hybrid_forward called on ndarrays).
-    if name == 'np':
-        from .. import numpy
-        return numpy
-    if name == 'npx':
-        from .. import numpy_extension
-        return numpy_extension
-    raise AttributeError("module 'neomx.ndarray' has no attribute %r" % (name,))
-
+# nd.CachedOp, nd.np and nd.npx (MXNet's names: F.np in a hybrid_forward called on arrays) are
+# added by the layers that define them (neomx.symbol, neomx.numpy, neomx.numpy_extension).
 
 __all__ = ['NDArray', 'waitall', 'random', 'save', 'load', 'load_frombuffer'] + list(_creation_all)

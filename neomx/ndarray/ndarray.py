@@ -26,6 +26,7 @@ from ..ops.layout import dense, row_major as _strides
 from ..ops.registry import ShapeError
 from ..util import is_np_array as _is_np_array
 from . import one_element as _one_element
+from .handles import array_of_handle, parameter_of
 from .run import (closure, merge_leaves, own, record_outputs, recording, shadowed,
                   store_into)
 
@@ -563,14 +564,13 @@ class NDArray:
     @property
     def handle(self):
         """What stands for MXNet's C handle: the array itself (``mxnet.base._LIB``'s functions
-        take it; see neomx/_capi.py)."""
+        take it; see neomx/_capi.py and ndarray/handles.py)."""
         return self
 
     @property
     def _as_parameter_(self):
         """What ctypes passes for the array: a handle that ``NDArray(handle=...)`` turns back
         into it (``ctypes.cast(arr, NDArrayHandle)`` in MXNet's monitor callbacks)."""
-        from .._capi import parameter_of
         return parameter_of(self)
 
     def __init__(self, handle=None, writable=True):
@@ -583,7 +583,6 @@ class NDArray:
         if isinstance(handle, NDArray):
             other = handle
         else:
-            from .._capi import array_of_handle
             other = array_of_handle(handle)
         self._var, self._shape, self._dtype, self._ctx, self._view = (
             other._var, other._shape, other._dtype, other._ctx, other._view)
@@ -904,21 +903,7 @@ class NDArray:
         from .indexing import setitem
         setitem(self, key, value)
 
-    # --- autograd ---
-    def attach_grad(self, grad_req='write', stype=None):
-        """Marks this array as a variable to differentiate: allocates ``self.grad``, of
-        storage type ``stype`` (by default this array's)."""
-        from ..autograd import mark_variables
-        from .sparse import zeros
-        stype = stype or self.stype
-        grad = _op('zeros_like')(self) if stype == self.stype else \
-            zeros(stype, self._shape, self._ctx, self._dtype)
-        mark_variables([self], [grad], grad_req)
-
-    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
-        """Computes the gradients of this array with respect to the marked variables."""
-        from ..autograd import backward
-        backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
+    # --- autograd: attach_grad and backward are added by neomx.autograd, the layer above ---
 
     # --- arithmetic ---
     __add__ = __radd__ = _arith('broadcast_add', '_plus_scalar')

@@ -185,5 +185,5 @@ def permutation(x):
 
 def seed(seed, ctx='all'):  # pylint: disable=redefined-outer-name
     """Seeds the generators (``mx.random.seed``)."""
-    from .. import random as _random
+    from ..ndarray import random as _random
     _random.seed(seed, ctx)

@@ -188,7 +188,7 @@ def shape_array(data):
 
 
 def seed_all(seed):
-    from .. import random as _random
+    from ..ndarray import random as _random
     _random.seed(seed)
 
 

@@ -9,7 +9,7 @@ __all__ = ['seed', 'bernoulli', 'uniform_n', 'normal_n']
 
 def seed(seed, ctx='all'):  # pylint: disable=redefined-outer-name
     """Seeds the generators of ``ctx`` (every device with 'all')."""
-    from .. import random as _random
+    from ..ndarray import random as _random
     _random.seed(seed, ctx)
 
 

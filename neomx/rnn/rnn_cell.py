@@ -386,45 +386,19 @@ class FusedRNNCell(BaseRNNCell):
 
     @property
     def _gate_names(self):
-        return {'rnn_relu': [''], 'rnn_tanh': [''], 'lstm': ['_i', '_f', '_c', '_o'],
-                'gru': ['_r', '_z', '_o']}[self._mode]
+        return init.FUSED_RNN_GATES[self._mode]
 
-    @property
-    def _num_gates(self):
-        return len(self._gate_names)
-
-    def _layout(self, num_input):
-        """``[(name, shape)]`` of the per-gate pieces in the packed vector, in order."""
-        h = self._num_hidden
-        b = len(self._directions)
-        weights, biases = [], []
-        for layer in range(self._num_layers):
-            ni = num_input if layer == 0 else b * h
-            for d in self._directions:
-                pre = '%s%s%d_' % (self._prefix, d, layer)
-                weights += [('%si2h%s_weight' % (pre, g), (h, ni)) for g in self._gate_names]
-                weights += [('%sh2h%s_weight' % (pre, g), (h, h)) for g in self._gate_names]
-                biases += [('%s%s%s_bias' % (pre, grp, g), (h,))
-                           for grp in ('i2h', 'h2h') for g in self._gate_names]
-        return weights + biases
-
-    def _num_input(self, size):
-        """The input size of a packed vector of ``size`` elements."""
-        b, m, h, L = len(self._directions), self._num_gates, self._num_hidden, self._num_layers
-        rest = (L - 1) * b * m * h * (b * h + h + 2)
-        first = size - rest       # = b * m * h * (num_input + h + 2)
-        if first <= 0 or first % (b * m * h):
-            raise MXNetError("FusedRNNCell %s: a packed vector of %d elements does not fit "
-                             "mode=%s, num_hidden=%d, num_layers=%d, bidirectional=%s"
-                             % (self._prefix, size, self._mode, h, L, self._bidirectional))
-        return first // (b * m * h) - h - 2
+    def _layout(self, size):
+        """``[(name, shape)]`` of the per-gate pieces in a packed vector of ``size`` elements."""
+        return init.fused_rnn_layout(self._prefix, self._mode, self._num_hidden,
+                                     self._num_layers, self._bidirectional, size)
 
     def unpack_weights(self, args):
         args = args.copy()
         arr = args.pop(self._parameter.name)
         flat = arr.reshape((-1,))
         pos = 0
-        for name, shape in self._layout(self._num_input(arr.size)):
+        for name, shape in self._layout(arr.size):
             n = shape[0] * (shape[1] if len(shape) > 1 else 1)
             args[name] = flat[pos:pos + n].reshape(shape).copy()
             pos += n
@@ -433,7 +407,10 @@ class FusedRNNCell(BaseRNNCell):
     def pack_weights(self, args):
         args = args.copy()
         w0 = args['%sl0_i2h%s_weight' % (self._prefix, self._gate_names[0])]
-        layout = self._layout(w0.shape[1])
+        b, m = len(self._directions), len(self._gate_names)
+        h, L = self._num_hidden, self._num_layers
+        size = b * m * h * (w0.shape[1] + h + 2) + (L - 1) * b * m * h * (b * h + h + 2)
+        layout = self._layout(size)
         args[self._parameter.name] = ndarray.concat(
             *[args.pop(name).reshape((-1,)) for name, _ in layout], dim=0)
         return args

@@ -16,6 +16,13 @@ from . import _internal, contrib, linalg, random, sparse  # noqa: F401
 from . import image  # noqa: F401
 from .cached_op import CachedOp
 from .executor import Executor
+from .recorded import get_symbol as _get_symbol
+from .. import autograd as _autograd, ndarray as _ndarray
+
+# Names MXNet gives the layers below that are defined here: autograd.get_symbol (its result is
+# a Symbol) and nd.CachedOp.
+_autograd.get_symbol = _get_symbol
+_ndarray.CachedOp = CachedOp
 
 _make_namespace(globals())
 

@@ -47,14 +47,15 @@ class Symbol:
 
     def __init__(self, outputs):
         if isinstance(outputs, ctypes.c_void_p):     # Symbol(handle), from MXNet's C API
-            from .._capi import array_of_handle
+            from ..ndarray.handles import array_of_handle
             outputs = array_of_handle(outputs)._outputs
         self._outputs = tuple(outputs)
 
     @property
     def handle(self):
-        """What stands for MXNet's C handle (``_LIB``'s functions take it, see _capi.py)."""
-        from .._capi import parameter_of
+        """What stands for MXNet's C handle (``_LIB``'s functions take it, see _capi.py and
+        ndarray/handles.py)."""
+        from ..ndarray.handles import parameter_of
         return parameter_of(self)
 
     # -- printing and identity --

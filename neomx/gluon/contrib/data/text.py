@@ -9,7 +9,7 @@ import zipfile
 
 import numpy as np
 
-from .... import nd
+from .... import ndarray as nd
 from ....base import MXNetError, data_dir
 from ...data import dataset
 

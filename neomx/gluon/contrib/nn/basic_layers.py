@@ -11,7 +11,8 @@
 """
 import warnings
 
-from .... import context, nd
+from .... import context
+from .... import ndarray as nd
 from ...block import Block, HybridBlock
 from ...nn import BatchNorm, HybridSequential, Sequential
 
