@@ -307,9 +307,9 @@ class Worker:
         the first one whose kernel runs on several intra-op threads: that one and the rest
         are the worker's. A thread running torch's kernels on several threads keeps OpenMP
         helper threads, and libgomp makes every helper stop spin-waiting between parallel
-        regions once it has more of them than there are cores (its throttled spin count):
-        with the waiting thread's helpers beside the worker's, each region then waits for its
-        helpers to wake, and DenseNet's training step took 196-200 ms instead of 171-173."""
+        regions once it has more of them than there are cores (its throttled spin count): with
+        the waiting thread's helpers beside the worker's, each region would wait for its
+        helpers to wake (docs/benchmarks.md, "Figures behind rules in the code")."""
         grad = torch.is_grad_enabled()
         nested = _local.in_worker
         threads = self.threads
@@ -362,10 +362,7 @@ class Worker:
         try:
             # 0 while no compute worker has set the budget (copies into a device nothing has
             # computed on yet): leave torch's setting alone.
-            n = engine.budget.for_work(work)
-            if n != self.threads and n:
-                self.threads = n
-                torch.set_num_threads(n)
+            self.threads = engine.budget.set_for(work, self.threads)
             if deps is not None:
                 for dep, s in deps:
                     self.order_after(dep, s)
@@ -603,10 +600,7 @@ class NaiveEngine(Engine):
             self._seen.add(ctx)
             if not copy:
                 self.budget.use_device(ctx)
-        n = self.budget.for_work(work)
-        if n != self._threads and n:
-            self._threads = n
-            torch.set_num_threads(n)
+        self._threads = self.budget.set_for(work, self._threads)
         # Operations run with grad mode off unless they record, as on a worker thread.
         grad_was = torch.is_grad_enabled()
         torch._C._set_grad_enabled(False)

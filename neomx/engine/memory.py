@@ -3,14 +3,12 @@
 mmap threshold, 32 MiB at most, is a mapping of its own and unmapped when freed; the heap is
 trimmed above twice that threshold of free space at its top; a thread's heap, 64 MiB at most,
 is deleted once it is empty, and a larger block a thread asks for is always a mapping of its
-own), so the next training step faults the same pages in again, zero-filled, one by one:
-25,000-130,000 page faults per VGG or AlexNet step at 224x224 (10-15% of the step), thousands
-per ResNet-18 or DenseNet step at 96x96. MXNet keeps freed blocks in its own storage pool for
-reuse; neomx asks glibc's ``malloc`` to keep them instead:
+own), so the next training step faults the same pages in again, zero-filled, one by one (the
+figures: docs/benchmarks.md, "Figures behind rules in the code"). MXNet keeps freed blocks in
+its own storage pool for reuse; neomx asks glibc's ``malloc`` to keep them instead:
 
 - every thread allocates from the one main heap (``M_ARENA_MAX`` 1), so the engine's workers'
-  large blocks come from it too (a 105 MiB weight gradient of AlexNet took 30 ms to compute
-  in a worker, faulting its pages in, and 14 ms in the main thread);
+  large blocks come from it too, without faulting in fresh pages of a heap of their own;
 - every block comes from the heap, none from a mapping of its own (``M_MMAP_MAX`` 0; glibc
   still maps memory when the heap cannot grow);
 - the heap is trimmed only above 1 GiB of free space at its top (``M_TRIM_THRESHOLD``), and

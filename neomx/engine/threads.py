@@ -32,8 +32,8 @@ import torch
 from ..base import c_function, env_int
 
 __all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'CONTENDED_WAIT', 'ThreadBudget',
-           'LoadProbe', 'run_queue_wait', 'cpu_budget', 'local_share', 'bind_to_local_share',
-           'end_idle_helpers', 'float_controls', 'set_float_controls']
+           'LoadProbe', 'run_queue_wait', 'single_threaded', 'cpu_budget', 'local_share',
+           'bind_to_local_share', 'end_idle_helpers', 'float_controls', 'set_float_controls']
 
 INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
 LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
@@ -91,6 +91,15 @@ class ThreadBudget:
         n = self.intra_op_threads
         return 1 if n and self.contended and not self.fixed else n
 
+    def set_for(self, work, current):
+        """Sets the calling thread's intra-op threads for an operation of size ``work``, which
+        the thread is set to ``current`` for; returns its setting now."""
+        n = self.for_work(work)
+        if n != current and n:
+            torch.set_num_threads(n)
+            return n
+        return current
+
     def probe(self):
         """A ``LoadProbe`` for a CPU worker's thread to keep ``contended`` with; None where
         the count is fixed, load following is off or the system does not say."""
@@ -144,6 +153,21 @@ class LoadProbe:
             self.budget.contended = True
         elif mean_us < CONTENDED_WAIT / 4:
             self.budget.contended = False
+
+
+class single_threaded:
+    """``with single_threaded():`` runs its block's kernels on one intra-op thread, then puts
+    the calling thread's setting back: for code of many mid-sized operations that gain nothing
+    from a second thread and, on a busy machine, lose several times over waiting for it (greedy
+    non-maximum suppression)."""
+    __slots__ = ('prev',)
+
+    def __enter__(self):
+        self.prev = torch.get_num_threads()
+        torch.set_num_threads(1)
+
+    def __exit__(self, *exc):
+        torch.set_num_threads(self.prev)
 
 
 def local_share(cores, local_rank, local_size):

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import torch
 
+from ..engine.threads import single_threaded
 from .registry import Bool, Enum, Float, Int, ShapeError, Shape, register
 
 
@@ -85,14 +86,9 @@ def _greedy_nms(boxes, order, thresh, classes=None, limit=None, plus=0.0, block=
     The boxes are taken ``block`` at a time (Faster R-CNN suppresses among 12,000): the
     survivors of a block decide among themselves from one IoU matrix, then the kept ones
     suppress every later box at once; the IoUs are the same numbers as one pair at a time.
-    It runs on one thread: its many mid-sized operations gain nothing from a second one, and
-    on a busy machine they lose several times over waiting for it."""
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    It runs on one thread (``threads.single_threaded``)."""
+    with single_threaded():
         return _greedy_nms_blocks(boxes, order, thresh, classes, limit, plus, block)
-    finally:
-        torch.set_num_threads(n_threads)
 
 
 def _greedy_nms_blocks(boxes, order, thresh, classes, limit, plus, block):

@@ -1,36 +1,37 @@
-"""Layouts: row-major strides, which an NDArray's storage has unless a CPU convolution's
-activations left it channels-last (below), and which neomx hands to torch's layout-sensitive
-kernels other than convolution, batch normalisation and pooling.
+"""Layouts, and the one place that decides which kernels run channels-last.
 
-torch reads a tensor's strides to choose a kernel's memory format. A tensor whose elements lie
-in row-major order can still carry other strides on its axes of length 1: an (N, 1, 28, 28)
-batch permuted from (N, 28, 28, 1) images has strides (784, 1, 28, 1), which torch takes for
-channels-last, and torch 2.13's CPU convolution computes wrong gradients and corrupts memory on
-channels-last input (oneDNN's AVX2 kernels; a 1x1 convolution with stride 2 is enough).
+An NDArray's storage is row-major unless a CPU convolution's activations left it
+channels-last. torch reads a tensor's strides to choose a kernel's memory format, and a tensor
+whose elements lie in row-major order can still carry other strides on its axes of length 1: an
+(N, 1, 28, 28) batch permuted from (N, 28, 28, 1) images has strides (784, 1, 28, 1), which
+torch takes for channels-last. So kernels calling a layout-sensitive torch function (pooling,
+normalisation, resampling) pass their inputs through ``dense`` unless this module says they
+take channels-last input.
 
-That failure is narrow. Held to its AVX2 kernels (``ONEDNN_MAX_CPU_ISA=AVX2``; a CPU without
-AVX-512), oneDNN computes the weight gradient of a 1x1 convolution with a stride of 2-4 wrong
-(relative error 0.2-1, in 2-20% of calls) when its input is channels-last and has 2-7
-channels, and after a few calls its backward pass can hang; every other case of 7,560 (kernels
-1, 3, 5; strides 1-3; padding; dilation; depthwise groups; 1-64 channels; channels-last or
-mixed with a row-major weight) gives float32-exact results there, so did 600 strided 1x1 calls
-each of 8-16 channels and 4,536 cases of 8-96, and so did every case tried on AVX-512 kernels,
-also with two threads convolving at once (docs/benchmarks.md, "Channels-last activations" and
-the subsection after it).
+The rule (the figures behind it: docs/benchmarks.md, "Channels-last activations" and the
+subsections after it):
 
-So on a CPU, 4-d float32 convolution, batch normalisation and pooling hand each other
-channels-last activations, as PyTorch's ``channels_last`` models do, imperatively and in
-compiled graphs alike, and a 1x1 convolution with a stride of fewer than 16 channels runs as a
-stride-1 convolution of the subsampled input (the same sums). Such a result is kept
-channels-last in its array's storage (MXNet keeps oneDNN's layouts the same way); the storage
-goes row-major in place when a view of the array is made, when code outside the engine reads it
-(``NDArray._data``, and so ``asnumpy``), and when it is marked for autograd
-(``ndarray.row_major_storage``). A convolution hands oneDNN a row-major weight through a
-channels-last copy (made in the graph when autograd records it, else kept with a Parameter's
-tensor until the weight changes; ``nn._channels_last_weight``); a Parameter's weight that
-channels-last convolutions train is stored channels-last from its first update on
-(``keep_channels_last``), and so is its gradient. Other gradients autograd writes are
-row-major. ``NEOMX_CHANNELS_LAST=0`` keeps everything row-major.
+- on a CPU, 4-d float32 convolution, batch normalisation and pooling hand each other
+  channels-last activations, as PyTorch's ``channels_last`` models do, imperatively and in
+  compiled graphs alike (``runs_channels_last``, ``takes_channels_last``);
+- a convolution runs channels-last unless autograd records it and its weight outweighs its
+  data four times without being stored channels-last (``convolution_operands``);
+- a 1x1 convolution with a stride, of fewer than 16 channels, runs as a stride-1 convolution
+  of the subsampled input (the same sums): torch 2.13's oneDNN AVX2 kernel computes a wrong
+  weight gradient for such a convolution of channels-last input with 2-7 channels;
+- the weight reaches oneDNN channels-last: a channels-last copy made in the graph when autograd
+  records the convolution (and the Parameter's weight is tagged, to be stored channels-last at
+  its next update for good, with its gradient: ``keep_channels_last``), else kept with the
+  Parameter's tensor until the weight changes (``channels_last_weight``);
+- 2-d max pooling of 16 or more channels of a row-major input runs ATen's channels-last
+  pooling loop on a channels-last copy (``max_pool_by_channels``: the same bits, several times
+  faster);
+- a channels-last result stays so in its array's storage (MXNet keeps oneDNN's layouts the same
+  way); the storage goes row-major in place when a view of the array is made, when code outside
+  the engine reads it (``NDArray._data``, and so ``asnumpy``), and when it is marked for
+  autograd (``ndarray.row_major_storage``). Other gradients autograd writes are row-major.
+
+``NEOMX_CHANNELS_LAST=0`` keeps everything row-major.
 
 >>> import torch
 >>> t = torch.zeros(2, 28, 28, 1).permute(0, 3, 1, 2)
@@ -42,7 +43,9 @@ import os
 import torch
 
 __all__ = ['row_major', 'dense', 'is_dense', 'is_channels_last', 'channels_last_enabled',
-           'mark_convolved_channels_last', 'keep_channels_last']
+           'runs_channels_last', 'takes_channels_last', 'convolution_operands',
+           'channels_last_weight', 'max_pool_by_channels', 'mark_convolved_channels_last',
+           'keep_channels_last']
 
 _STRIDES = {}
 
@@ -88,6 +91,91 @@ def is_channels_last(t):
     row-major order (a tensor of one channel, or of 1x1 images, is both)."""
     return (t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last)
             and not t.is_contiguous())
+
+
+def runs_channels_last(data):
+    """Whether a 4-d kernel on ``data`` runs channels-last: float32 on a CPU, unless switched
+    off."""
+    return (data.dim() == 4 and data.dtype == torch.float32 and data.device.type == 'cpu'
+            and channels_last_enabled())
+
+
+def takes_channels_last(data):
+    """Whether a batch normalisation or pooling kernel takes ``data`` as it is: channels-last
+    input to a kernel that runs channels-last (any other input is made row-major)."""
+    return runs_channels_last(data) and is_channels_last(data)
+
+
+# A convolution that autograd records runs row-major when its weight outweighs its data four
+# times and is not stored channels-last: it would pay a channels-last copy of the weight and of
+# its gradient at every step (ResNet-18's last stage: 3x3 pixels, 512x512 channels).
+_DATA_PER_WEIGHT = 0.25
+
+# Strided 1x1 convolutions of fewer channels run on the subsampled input (oneDNN's AVX2 kernel
+# gets 2-7 channels wrong, 8-96 right); with more, the subsampling's backward pass would hand
+# the layers before it a row-major gradient.
+_SUBSAMPLED_CHANNELS = 16
+
+
+def convolution_operands(data, weight, kernel, stride, pad):
+    """(data, weight, stride) that a convolution of row-major-ordered ``data`` (channels
+    first) hands torch: channels-last for a 2-d convolution that runs so (see the module
+    docstring), else row-major."""
+    if len(kernel) == 2 and runs_channels_last(data) and (
+            data.numel() >= _DATA_PER_WEIGHT * weight.numel()
+            or not _weight_copied_per_call(weight)):
+        if tuple(kernel) == (1, 1) and tuple(stride) != (1, 1) and not any(pad) and \
+                data.shape[1] < _SUBSAMPLED_CHANNELS:
+            data = data[:, :, ::stride[0], ::stride[1]]
+            stride = (1, 1)
+        data = data.contiguous(memory_format=torch.channels_last)
+        if data.shape[1] == 1 and data.shape[2] * data.shape[3] > 1:
+            # one channel: row-major and channels-last order are the same and torch, reading
+            # row-major strides, would give a row-major output; spelled-out channels-last
+            # strides (the same elements) make the output channels-last for the kernels
+            # downstream
+            data = data.as_strided(data.shape, (data.shape[2] * data.shape[3], 1,
+                                                data.shape[3], 1), data.storage_offset())
+        return data, channels_last_weight(weight), stride
+    return dense(data), dense(weight), stride
+
+
+def channels_last_weight(weight):
+    """``weight`` in channels-last order, which oneDNN convolves channels-last input with (torch
+    copies any other weight so on every call, in the backward pass again): itself when it is
+    stored so (a trained Parameter's, see ``keep_channels_last``). Recorded for autograd, the
+    copy is made in the graph, so the backward pass reuses it, and a Parameter's weight is
+    tagged to be stored channels-last at its next update. In inference, a Parameter's copy is
+    kept on its tensor until the weight changes (its version counter, which every in-place
+    write moves): each call would otherwise copy every weight again."""
+    if weight.is_contiguous(memory_format=torch.channels_last):
+        return weight
+    if _weight_copied_per_call(weight):
+        mark_convolved_channels_last(weight)
+        return weight.contiguous(memory_format=torch.channels_last)
+    kept = getattr(weight, '_neomx_channels_last', None)
+    if kept is not None and kept[0] == weight._version:
+        return kept[1]
+    copy = weight.contiguous(memory_format=torch.channels_last)
+    weight._neomx_channels_last = (weight._version, copy)
+    return copy
+
+
+def _weight_copied_per_call(weight):
+    """Whether a channels-last copy of ``weight`` is made on every call: not when it is stored
+    channels-last; a variable marked for autograd (a Parameter's array) keeps one outside
+    recording."""
+    if weight.is_contiguous(memory_format=torch.channels_last):
+        return False
+    return not (weight.requires_grad and weight.is_leaf) or torch.is_grad_enabled()
+
+
+def max_pool_by_channels(data):
+    """Whether 2-d max pooling of ``data`` runs on torch's channels-last CPU loop (on a
+    channels-last copy, ``nn._MaxPool2d``): a row-major float tensor on a CPU with at least 16
+    channels, the width of the loop's vectors."""
+    return (data.device.type == 'cpu' and data.shape[1] >= 16
+            and data.dtype in (torch.float32, torch.float64) and not is_channels_last(data))
 
 
 def mark_convolved_channels_last(weight):

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import dtype_torch
-from .layout import channels_last_enabled, dense, is_channels_last, mark_convolved_channels_last
+from .layout import convolution_operands, dense, max_pool_by_channels, takes_channels_last
 from .registry import (Bool, DType, Enum, Float, FloatOrNone, Int, IntOrNone, Shape,
                        ShapeError, Str, register, same_as_input)
 
@@ -154,10 +154,9 @@ def _channels_last(layout):
     return layout is not None and layout[-1] == 'C'
 
 
-# torch's convolution, pooling and normalisation kernels choose their memory format from the
-# strides of their input; neomx hands them row-major channels-first tensors only (see
-# ops.layout: torch 2.13's CPU convolution corrupts memory on channels-last input). A
-# channels-last ``layout`` is moved to channels-first and back, at the price of two copies.
+# MXNet's channels-last ``layout`` attribute (NHWC data and weights) is moved to channels-first
+# and back, at the price of two copies; which memory format the kernels then run in is
+# ops.layout's to decide.
 
 def _to_first(t):
     """NH..WC -> NCH..W, row-major"""
@@ -216,94 +215,11 @@ def _convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(
     last = _channels_last(layout)
     if last:
         data, weight = _to_first(data), _to_first(weight)
-    elif len(kernel) == 2 and _in_channels_last(data) and (
-            data.numel() >= _CL_DATA_PER_WEIGHT * weight.numel()
-            or not _weight_copied_per_call(weight)):
-        data, stride = _channels_last_input(data, kernel, stride, pad)
-        weight = _channels_last_weight(weight)
     else:
-        data, weight = dense(data), dense(weight)
+        data, weight, stride = convolution_operands(data, weight, kernel, stride, pad)
     out = torch.convolution(data, weight, None if no_bias else bias, stride, pad, dilate,
                             False, (0,) * len(kernel), num_group)
     return _to_last(out) if last else out
-
-
-# A convolution that autograd records runs channels-last unless its weight outweighs its data
-# four times and is not stored channels-last. A Parameter's weight that channels-last
-# convolutions read is laid out channels-last at its next update, for good
-# (layout.keep_channels_last): until then it reaches oneDNN through a channels-last copy made in
-# the graph, and its gradient comes back through a second copy. A weight-heavy convolution
-# (ResNet-18's last stage: 3x3 pixels, 512x512 channels) runs faster row-major, and never pays
-# those copies; GoogLeNet's last stages (6x6 pixels, 0.36-0.4 data per weight) run faster
-# channels-last, as PyTorch's channels_last model runs them. In inference a row-major weight's
-# copy is kept with it (_channels_last_weight), and every convolution runs channels-last:
-# GoogLeNet's last stages had mixed their branches' layouts, at the price of a copy in each
-# concatenation and pooling.
-_CL_DATA_PER_WEIGHT = 0.25
-
-
-# Strided 1x1 convolutions of fewer channels run on the subsampled input: oneDNN's AVX2 kernel
-# gets 2-7 channels wrong and 8-96 right (docs/benchmarks.md, "Freed memory, weight layouts
-# and the benchmark's order").
-_SUBSAMPLED_CHANNELS = 16
-
-
-def _channels_last_weight(weight):
-    """``weight`` in channels-last order, which oneDNN convolves channels-last input with (torch
-    copies any other weight so on every call, in the backward pass again): itself when it is
-    stored so (a trained Parameter's, see layout.keep_channels_last). Recorded for autograd,
-    the copy is made in the graph, so the backward pass reuses it, and a Parameter's weight is
-    tagged to be stored channels-last at its next update. In inference, a Parameter's copy is
-    kept on its tensor until the weight changes (its version counter, which every in-place
-    write moves): each call would otherwise copy every weight again."""
-    if weight.is_contiguous(memory_format=torch.channels_last):
-        return weight
-    if _weight_copied_per_call(weight):
-        mark_convolved_channels_last(weight)
-        return weight.contiguous(memory_format=torch.channels_last)
-    kept = getattr(weight, '_neomx_channels_last', None)
-    if kept is not None and kept[0] == weight._version:
-        return kept[1]
-    copy = weight.contiguous(memory_format=torch.channels_last)
-    weight._neomx_channels_last = (weight._version, copy)
-    return copy
-
-
-def _weight_copied_per_call(weight):
-    """Whether a channels-last copy of ``weight`` is made on every call: not when it is stored
-    channels-last; a variable marked for autograd (a Parameter's array) keeps one outside
-    recording."""
-    if weight.is_contiguous(memory_format=torch.channels_last):
-        return False
-    return not (weight.requires_grad and weight.is_leaf) or torch.is_grad_enabled()
-
-
-def _in_channels_last(data):
-    """Whether a 4-d kernel runs channels-last: float32 on a CPU, unless switched off (see
-    ops.layout)."""
-    return (data.dim() == 4 and data.dtype == torch.float32 and data.device.type == 'cpu'
-            and channels_last_enabled())
-
-
-def _channels_last_input(data, kernel, stride, pad):
-    """(data, stride) of a 2-d convolution run channels-last. A 1x1 kernel with a stride (and
-    no padding) of fewer than 16 channels reads every stride-th pixel: it runs as a stride-1
-    convolution of those pixels, since oneDNN's AVX2 kernel for strided 1x1 convolutions of
-    channels-last input with 2-7 channels computes a wrong weight gradient (see ops.layout).
-    With more channels it runs as it is: the subsampling's backward pass would hand the
-    layers before it a row-major gradient."""
-    if tuple(kernel) == (1, 1) and tuple(stride) != (1, 1) and not any(pad) and \
-            data.shape[1] < _SUBSAMPLED_CHANNELS:
-        data = data[:, :, ::stride[0], ::stride[1]]
-        stride = (1, 1)
-    data = data.contiguous(memory_format=torch.channels_last)
-    if data.shape[1] == 1 and data.shape[2] * data.shape[3] > 1:
-        # one channel: row-major and channels-last order are the same and torch, reading
-        # row-major strides, would give a row-major output; spelled-out channels-last strides
-        # (the same elements) make the output channels-last for the kernels downstream
-        data = data.as_strided(data.shape, (data.shape[2] * data.shape[3], 1,
-                                            data.shape[3], 1), data.storage_offset())
-    return data, stride
 
 
 _CONV_ATTRS = {'kernel': Shape(), 'stride': Shape(()), 'dilate': Shape(()), 'pad': Shape(()),
@@ -517,7 +433,7 @@ def _pool_torch(data, kernel, stride, pad, pool_type, p_value, count_include_pad
     """Pooling by torch's kernels (when MXNet's windows are torch's)."""
     nd2 = len(kernel)
     if pool_type == 'max':
-        if nd2 == 2 and _max_pool_by_channels(data) and not is_channels_last(data):
+        if nd2 == 2 and max_pool_by_channels(data):
             return _MaxPool2d.apply(data, kernel, stride, pad, ceil)
         return (F.max_pool2d if nd2 == 2 else F.max_pool3d)(data, kernel, stride, pad,
                                                           ceil_mode=ceil)
@@ -569,23 +485,15 @@ def _pool_padded(data, kernel, stride, pad, right, outs, pool_type, p_value, cou
     return _lp_root(total, p_value) if pool_type == 'lp' else total
 
 
-def _max_pool_by_channels(data):
-    """Whether 2-d max pooling of ``data`` (row-major NCHW) runs on torch's channels-last CPU
-    kernel (see ``_MaxPool2d``): float tensors on a CPU with at least 16 channels, the width of
-    the kernel's vectors."""
-    return (data.device.type == 'cpu' and data.shape[1] >= 16
-            and data.dtype in (torch.float32, torch.float64))
-
-
 class _MaxPool2d(torch.autograd.Function):
     """2-d max pooling of a row-major NCHW tensor, its forward computed by torch's channels-last
-    CPU kernel on a channels-last copy of the input. torch's channels-first kernel compares one
-    element at a time; the channels-last one compares 16 channels at once and, with the copies
-    in and out, takes a fifth to four fifths of the time (1 thread, AlexNet's to GoogLeNet's
-    pooling shapes). Both kernels are ATen's own loops (no oneDNN) and scan each window in the
-    same order, so the output and the argmax indices are the same bit for bit, ties and NaN
-    included. Everything leaving this function is row-major: the output, the indices, and the
-    gradient, which torch's channels-first backward kernel scatters through the indices."""
+    CPU kernel on a channels-last copy of the input (``layout.max_pool_by_channels`` says
+    when). torch's channels-first kernel compares one element at a time; the channels-last one
+    compares 16 channels at once (docs/benchmarks.md has the figures). Both kernels are ATen's
+    own loops (no oneDNN) and scan each window in the same order, so the output and the argmax
+    indices are the same bit for bit, ties and NaN included. Everything leaving this function
+    is row-major: the output, the indices, and the gradient, which torch's channels-first
+    backward kernel scatters through the indices."""
 
     @staticmethod
     def forward(ctx, x, kernel, stride, pad, ceil):
@@ -615,7 +523,7 @@ def _pooling(data, kernel=(), pool_type='max', global_pool=False, cudnn_off=Fals
     last = _channels_last(layout)
     if last:
         data = _to_first(data)
-    elif not (_in_channels_last(data) and is_channels_last(data)):
+    elif not takes_channels_last(data):
         data = dense(data)
     kernel, stride, pad, outs = _pool_geometry(tuple(data.shape), kernel, global_pool, stride,
                                                pad, pooling_convention)
@@ -1105,7 +1013,7 @@ def _batch_norm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0
     gamma (and gamma gets no gradient). The extra outputs are the mean and 1/sqrt(var+eps)."""
     nd_ = data.dim()
     axis = axis % nd_
-    if axis == 1 and _in_channels_last(data) and is_channels_last(data):
+    if axis == 1 and takes_channels_last(data):
         x = data
     else:
         x = dense(data.movedim(axis, 1) if axis != 1 else data)
