@@ -44,8 +44,8 @@ from ..engine.engine import NOT_NOW
 from ..ops.layout import dense, is_channels_last, is_dense, row_major
 
 __all__ = ['INTEGERS', 'tensors', 'recording', 'closure', 'plain', 'record_outputs',
-           'merge_leaves', 'RELEASED', 'shadow_tensor', 'integer_gradient', 'leaf',
-           'store_gradient', 'own', 'Kept']
+           'merge_leaves', 'shadowed', 'RELEASED', 'shadow_tensor', 'integer_gradient', 'leaf',
+           'store_into', 'store_gradient', 'own', 'Kept']
 
 # dtypes differentiated through a float64 shadow (bool arrays too: MXNet differentiates them
 # like integers)
@@ -270,10 +270,16 @@ class Kept:
         self.inputs = self.outputs = None
 
     def feed(self, ts):
-        leaves = [leaf(t) if d else t for t, d in zip(ts, self.diff)]
-        self.inputs = [t for t, d in zip(leaves, self.diff) if d]
+        """The tensors the kernel reads of the inputs' tensors ``ts``."""
         dev = self.device
-        return [t.to(dev) if m else t for t, m in zip(leaves, self.moved)]
+        fed, leaves = [], []
+        for t, d, m in zip(ts, self.diff, self.moved):
+            if d:
+                t = leaf(t)
+                leaves.append(t)
+            fed.append(t.to(dev) if m else t)
+        self.inputs = leaves
+        return fed
 
 
 def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=False,

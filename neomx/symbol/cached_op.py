@@ -18,7 +18,8 @@ from .. import engine as _engine
 from ..base import MXNetError, mode
 from ..context import current_context
 from ..ndarray.ndarray import NDArray, Storage, _make, rng_var, user_line
-from ..ndarray.run import INTEGERS, closure, integer_gradient, merge_leaves, record_outputs, shadowed
+from ..ndarray.run import (INTEGERS, closure, integer_gradient, merge_leaves, record_outputs,
+                           shadowed)
 from . import passes
 from .codegen import generate
 from .graph import Graph, evaluate
