@@ -22,7 +22,7 @@ from ..ndarray.run import merge_leaves
 from .. import symbol as _symbol
 from ..symbol import Symbol
 from ..symbol.cached_op import compile_program
-from ..symbol.graph import Graph, Subgraph
+from ..symbol.graph import CACHED_OP, Graph, Subgraph
 from ..symbol.subgraph import has_backend
 from ..ops.contrib import DYNAMIC_SHAPE
 from ..symbol.monitor_names import monitor_names
@@ -384,7 +384,8 @@ class HybridCache:
         return entry
 
     def _recipe(self, entry, data):
-        """(Subgraph, {}, inputs): the recorded outputs' operator for autograd.get_symbol."""
+        """(_CachedOp, {'subgraph': Subgraph}, inputs): the recorded outputs' operator for
+        autograd.get_symbol."""
         sub = entry.subgraph
         if sub is None:
             names, graph = self.graphs[mode.training][:2]
@@ -392,7 +393,7 @@ class HybridCache:
             pnames = [n.name for n in graph.variables() if n.name in params]
             limit = dict(getattr(self.block, '_flags', ())).get('inline_limit', 2)
             sub = entry.subgraph = Subgraph(graph, list(names) + pnames, limit)
-        return (sub, {}, list(data) + list(entry.arrays))
+        return (CACHED_OP, {'subgraph': sub}, list(data) + list(entry.arrays))
 
     def __call__(self, args):
         x = args[0]

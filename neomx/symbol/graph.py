@@ -18,8 +18,12 @@ nodes (``__shape__``, ``__dtype__``, ``__init__``, ``__lr_mult__``, ``ctx_group`
 """
 from functools import partial
 
+from ..ops import registry
+from ..ops.registry import Op
 
-__all__ = ['Node', 'Graph', 'evaluate', 'kernel_args', 'input_slots', 'Subgraph']
+
+__all__ = ['Node', 'Graph', 'evaluate', 'kernel_args', 'input_slots', 'Subgraph', 'CACHED_OP',
+           'cached_op_node']
 
 
 class Node:
@@ -186,47 +190,29 @@ def evaluate(graph, feed, device=None, is_train=False, generator=None, hook=None
 
 
 class Subgraph:
-    """A graph as one operator, MXNet's ``_CachedOp`` node: a hybridized block's graph recorded
-    by autograd (``autograd.get_symbol``), or a group of operators a subgraph backend made
-    (``Symbol.optimize_for``). ``graph`` has variables ``input_names``, which the node's
-    inputs feed in that order; graphs of at most ``inline_limit`` operators are inlined into
-    a recorded graph instead, and running a graph inlines them all
-    (``passes.inline_subgraphs``)."""
-    name = '_CachedOp'
-    aliases = ()
-    attrs = {}
-    variadic = False
-    rng = train = creation = False
+    """A graph standing for one node, MXNet's ``_CachedOp``: a hybridized block's graph
+    recorded by autograd (``autograd.get_symbol``), or a group of operators a subgraph backend
+    made (``Symbol.optimize_for``). Plain data, held in the ``subgraph`` attribute of a node of
+    the registered operator ``_CachedOp`` (``CACHED_OP``; ``cached_op_node`` makes one).
+    ``graph`` has variables ``input_names``, which the node's inputs feed in that order; graphs
+    of at most ``inline_limit`` operators are inlined into a recorded graph instead, and
+    running a graph inlines them all (``passes.inline_subgraphs``)."""
+    __slots__ = ('graph', 'input_names', 'inline_limit', 'aux')
 
     def __init__(self, graph, input_names, inline_limit):
         self.graph = graph
-        self.input_names_ = tuple(input_names)
+        self.input_names = tuple(input_names)
         self.inline_limit = inline_limit
         aux = {n.name for n in graph.auxiliary()}
         # the inputs its operators write (a BatchNorm's moving statistics): auxiliary states
-        self.mutate = tuple(n for n in self.input_names_ if n in aux)
+        self.aux = tuple(n for n in self.input_names if n in aux)
 
-    def num_outputs(self, attrs):
-        return len(self.graph.heads)
-
-    def output_names(self, attrs):
+    def output_names(self):
         out = []
         for node, k in self.graph.heads:
             names = node.output_names()
             out.append(names[k] if k < len(names) else '%s_output%d' % (node.name, k))
         return out
-
-    def input_names(self, attrs, num_inputs=None, present_only=True):
-        return list(self.input_names_)
-
-    def mutated(self, attrs):
-        return self.mutate
-
-    def format_attrs(self, attrs):
-        return {}
-
-    def accepts_attr(self, name):
-        return False
 
     def inline(self, entries, limit=None):
         """The graph's head entries with its variables replaced by ``entries`` ({variable
@@ -246,3 +232,39 @@ class Subgraph:
         return [(made[id(n)], k) if n.op is not None else entries.get(n.name) or (n.copy(), 0)
                 for n, k in self.graph.heads]
 
+
+class _CachedOpEntry(Op):
+    """The registry's ``_CachedOp``: inputs, outputs and written inputs are those of the
+    ``Subgraph`` in the node's ``subgraph`` attribute (which MXNet's JSON writes as the node's
+    ``"subgraphs"``, not as an attribute); its kernel runs the subgraph (``evaluate``)."""
+
+    def input_names(self, attrs, num_inputs=None, present_only=True):
+        return attrs['subgraph'].input_names
+
+    def num_outputs(self, attrs):
+        return len(attrs['subgraph'].graph.heads)
+
+    def output_names(self, attrs):
+        return tuple(attrs['subgraph'].output_names())
+
+    def mutated(self, attrs):
+        return attrs['subgraph'].aux
+
+    def format_attrs(self, attrs):
+        return {}
+
+
+def _run_subgraph(*inputs, subgraph):
+    """The graph of ``subgraph`` on ``inputs`` (one per variable, in its order)."""
+    return tuple(evaluate(subgraph.graph, dict(zip(subgraph.input_names, inputs))))
+
+
+CACHED_OP = _CachedOpEntry('_CachedOp', _run_subgraph, inputs=(),
+                           attrs={'subgraph': registry.Any()}, num_outputs=None)
+CACHED_OP.mutate = CACHED_OP.mutated       # written inputs depend on the subgraph
+registry.add(CACHED_OP)
+
+
+def cached_op_node(subgraph, name, inputs=(), extra=None):
+    """A ``_CachedOp`` node standing for ``subgraph`` (a ``Subgraph``), reading ``inputs``."""
+    return Node(CACHED_OP, name, {'subgraph': subgraph}, inputs, extra)

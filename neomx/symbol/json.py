@@ -22,7 +22,7 @@ from .. import atomic
 from ..base import MXNetError
 from ..ops import registry
 from ..util import is_np_shape
-from .graph import Graph, Node, Subgraph
+from .graph import CACHED_OP, Graph, Node, Subgraph, cached_op_node
 
 __all__ = ['dumps', 'loads', 'save', 'MXNET_VERSION']
 
@@ -59,8 +59,8 @@ def _doc(heads):
         if attrs:
             entry['attrs'] = attrs
         entry['inputs'] = [[index[id(s)], k, 0] for s, k in n.inputs]
-        if isinstance(n.op, Subgraph):
-            entry['subgraphs'] = [_doc(n.op.graph.heads)]
+        if n.op is CACHED_OP:
+            entry['subgraphs'] = [_doc(n.attrs['subgraph'].graph.heads)]
         nodes.append(entry)
         row_ptr.append(row_ptr[-1] + n.num_outputs())
     doc = {'nodes': nodes,
@@ -108,8 +108,8 @@ def _node(entry, where, i):
     if opname == 'null':
         return Node(None, name, extra={k: str(v) for k, v in raw.items()})
     if opname == '_CachedOp':
-        return Node(_subgraph_op(entry, raw, where, name), name,
-                    extra={k: str(v) for k, v in raw.items() if k != 'subgraph'})
+        return cached_op_node(_subgraph(entry, raw, where, name), name,
+                              extra={k: str(v) for k, v in raw.items() if k != 'subgraph'})
     if not registry.exists(opname):
         raise MXNetError("%s: node %s uses operator %s, which neomx does not have"
                          % (where, name, opname))
@@ -134,8 +134,8 @@ def _node(entry, where, i):
 _IGNORED = {'ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring', 'mirror_stage'}
 
 
-def _subgraph_op(entry, raw, where, name):
-    """The Subgraph operator of a ``_CachedOp`` node: its graph from ``"subgraphs"`` (or a
+def _subgraph(entry, raw, where, name):
+    """The Subgraph of a ``_CachedOp`` node: its graph from ``"subgraphs"`` (or a
     ``subgraph`` attribute holding JSON text); its variables, in their order, are the node's
     inputs."""
     docs = entry.get('subgraphs')

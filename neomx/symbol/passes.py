@@ -20,7 +20,7 @@ import torch
 from ..base import MXNetError, dtype_name
 from ..ops.registry import ShapeError
 from ..util import is_np_shape
-from .graph import Graph, Node, Subgraph, evaluate, input_slots, kernel_args
+from .graph import CACHED_OP, Graph, Node, evaluate, input_slots, kernel_args
 
 __all__ = ['infer', 'Inferred', 'eliminate_dead_code', 'eliminate_common_subexpressions',
            'fold_constants', 'optimize', 'known', 'settle_creation_shapes']
@@ -126,15 +126,15 @@ def inline_subgraphs(graph):
     """``graph`` with every ``_CachedOp`` node (``graph.Subgraph``: a recorded block, a
     backend's partition) replaced by its operators, the graph it stands for; ``graph`` itself
     when it has none. Run before a graph is inferred, compiled or run."""
-    while any(isinstance(n.op, Subgraph) for n in graph.nodes):
+    while any(n.op is CACHED_OP for n in graph.nodes):
         made = {}
         for n in graph.nodes:
             if n.op is None:
                 made[id(n)] = [(n, 0)]
-            elif isinstance(n.op, Subgraph):
-                entries = {nm: made[id(src)][k]
-                           for nm, (src, k) in zip(n.op.input_names_, n.inputs)}
-                made[id(n)] = n.op.inline(entries, limit=math.inf)
+            elif n.op is CACHED_OP:
+                sub = n.attrs['subgraph']
+                entries = {nm: made[id(src)][k] for nm, (src, k) in zip(sub.input_names, n.inputs)}
+                made[id(n)] = sub.inline(entries, limit=math.inf)
             else:
                 c = n.copy()
                 c.inputs = [made[id(src)][k] for src, k in n.inputs]

@@ -3,7 +3,7 @@ where Symbols are, and installed in ``neomx.autograd`` by ``neomx.symbol``)."""
 import weakref
 
 from ..base import MXNetError
-from .graph import Graph, Node, Subgraph
+from .graph import CACHED_OP, Graph, Node, cached_op_node
 from .symbol import Symbol
 
 __all__ = ['get_symbol']
@@ -40,8 +40,8 @@ def get_symbol(x):
             e = (Node(None, 'var' if v.leaves and weakref.ref(v) in v.leaves else 'null'), 0)
         else:
             op, attrs, inputs, k = recipe
-            if isinstance(op, Subgraph):
-                e = subgraph(op, inputs)[k]
+            if op is CACHED_OP:
+                e = subgraph(attrs['subgraph'], inputs)[k]
             else:
                 node = Node(op, 'node', attrs)
                 node.inputs = [entry(i) for i in inputs if i is not None]
@@ -49,15 +49,15 @@ def get_symbol(x):
         made[key] = e
         return e
 
-    def subgraph(op, inputs):
+    def subgraph(sub, inputs):
         """A hybridized block's call: its operators inlined, or one _CachedOp node."""
         heads = calls.get(id(inputs))
         if heads is None:
-            entries = dict(zip(op.input_names_, (entry(i) for i in inputs)))
-            heads = op.inline(entries)
+            entries = dict(zip(sub.input_names, (entry(i) for i in inputs)))
+            heads = sub.inline(entries)
             if heads is None:
-                node = Node(op, 'node', {}, [entries[n] for n in op.input_names_])
-                heads = [(node, j) for j in range(op.num_outputs({}))]
+                node = cached_op_node(sub, 'node', [entries[n] for n in sub.input_names])
+                heads = [(node, j) for j in range(node.num_outputs())]
             calls[id(inputs)] = heads
         return heads
 

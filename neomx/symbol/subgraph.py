@@ -25,7 +25,7 @@ import math
 import os
 
 from ..base import MXNetError
-from .graph import Graph, Node, Subgraph
+from .graph import Graph, Node, Subgraph, cached_op_node
 
 __all__ = ['register_backend', 'has_backend', 'backends', 'set_op_names', 'remove_op_names',
            'partition', 'partition_by_names']
@@ -140,7 +140,7 @@ def partition(heads, select):
                     if id(src) in mine and (src, k) not in outputs:
                         outputs.append((src, k))
         sub, inputs = _subgraph(nodes, inputs, outputs, made)
-        node = Node(sub, '_CachedOp%d' % gid, inputs=inputs)
+        node = cached_op_node(sub, '_CachedOp%d' % gid, inputs)
         for i, (src, k) in enumerate(outputs):
             made[(id(src), k)] = (node, i)
     # rewire: every reader of a group's output reads the _CachedOp node instead
@@ -151,7 +151,7 @@ def partition(heads, select):
 
 
 def _subgraph(nodes, inputs, outputs, made):
-    """(a Subgraph operator computing ``outputs`` of ``nodes`` from entries among ``inputs``,
+    """(a Subgraph computing ``outputs`` of ``nodes`` from entries among ``inputs``,
     the entries it reads in the order of its variables, as MXNet orders a subgraph's
     inputs). Its variables are named after the entries they stand for (an earlier group's
     output, for an entry ``made`` maps to one)."""
@@ -189,8 +189,8 @@ def cached_op(*args, subgraph=None, name=None, **kwargs):
                                           for a in args):
         raise MXNetError("_CachedOp: expected one symbol for each of the subgraph's inputs %s, "
                          "got %d arguments" % (names, len(args)))
-    node = Node(Subgraph(graph, names, math.inf), _name.current().get(name, '_cachedop'),
-                inputs=[a._outputs[0] for a in args])
+    node = cached_op_node(Subgraph(graph, names, math.inf),
+                          _name.current().get(name, '_cachedop'), [a._outputs[0] for a in args])
     return Symbol([(node, i) for i in range(node.num_outputs())])
 
 
