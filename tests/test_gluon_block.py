@@ -506,6 +506,19 @@ def test_hybridized_call_errors_as_mxnet():
         net(nd.ones((2,)), nd.ones((2,)))
 
 
+def test_symbol_block_export_keeps_its_input_names(tmp_path):
+    # as MXNet 1.9.1's: the exported graph's input is the SymbolBlock's own variable
+    x = mx.sym.var('x')
+    net = gluon.SymbolBlock(mx.sym.FullyConnected(x, num_hidden=2, name='fc'), [x])
+    net.initialize()
+    net.hybridize()
+    y = net(nd.ones((1, 3)))
+    sym_file, params_file = net.export(str(tmp_path / 'sb'))
+    assert mx.sym.load(sym_file).list_inputs() == ['x', 'fc_weight', 'fc_bias']
+    back = gluon.SymbolBlock.imports(sym_file, ['x'], params_file)
+    assert (back(nd.ones((1, 3))) == y).asnumpy().all()
+
+
 def test_symbol_block_rejects_row_sparse_variables():
     data = mx.sym.var('data')
     out = mx.sym.dot(data, mx.sym.var('weight', stype='row_sparse'))

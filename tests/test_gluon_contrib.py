@@ -254,8 +254,6 @@ def test_contrib_namespace():
     assert mx.contrib.nd.isnan is nd.contrib.isnan
     with pytest.raises(MXNetError, match='INT8 quantization'):
         mx.contrib.quantization.quantize_net(None)
-    with pytest.raises(MXNetError, match='importing ONNX'):
-        mx.contrib.onnx.import_model('model.onnx')
     loader = gluon.data.DataLoader(gluon.data.ArrayDataset(np.ones((5, 2)), np.arange(5)),
                                    batch_size=2)
     it = mx.contrib.io.DataLoaderIter(loader)

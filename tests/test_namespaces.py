@@ -119,9 +119,6 @@ def test_unavailable_names_fail_when_called():
         list(symbol_fp16.FP16_FUNCS)
     with pytest.raises(MXNetError, match='mixed precision'):
         mx.contrib.amp.list_lp16_ops('float16')
-    from neomx.contrib.onnx.onnx2mx.import_onnx import GraphProto
-    with pytest.raises(MXNetError, match='importing ONNX'):
-        GraphProto()
 
 
 def test_loss_scaler_halves_on_overflow_and_grows_back():

@@ -51,6 +51,15 @@ def test_kernel_args_orders_a_nodes_values_for_its_kernel():
     assert kernel_args(no_bias, ['x', 'w']) == ['x', 'w', None]
 
 
+def test_generated_code_takes_names_longer_than_a_line():
+    # an identifier is never broken across the signature's lines (ONNX graphs name tensors
+    # by long paths)
+    name = 'model/encoder/layer_0/attention/' * 4 + 'query_weight'
+    x = mx.sym.var(name)
+    code = generate(Graph.of(mx.sym.relu(x)), [name], name='f')
+    assert code.fn(torch.tensor([-1.0, 2.0]))[0].tolist() == [0.0, 2.0]
+
+
 def test_dead_code_elimination_keeps_what_heads_need():
     x = mx.sym.var('x')
     used = mx.sym.exp(x, name='used')

@@ -75,16 +75,20 @@ def regroup(args, fmt):
 
 # -- tracing ----------------------------------------------------------------------------------
 
-def _input_vars(flat):
+def _input_vars(flat, names=None):
+    """The variables of a traced block's inputs: ``data`` (``data0``, ``data1``, ...), or a
+    SymbolBlock's own input names, which its exported graph keeps (as MXNet's)."""
     real = sum(a is not None for a in flat)
     if real == 0:
         raise ValueError('All args are None and we do not support such a case.')
+    if names is None or len(names) != real:
+        names = ['data'] if real == 1 else ['data%d' % i for i in range(real)]
     out, i = [], 0
     for a in flat:
         if a is None:
             out.append(None)
         else:
-            out.append(_symbol.var('data' if real == 1 else 'data%d' % i))
+            out.append(_symbol.var(names[i]))
             i += 1
     return out
 
@@ -108,7 +112,7 @@ def _is_np_symbol(s):
 def trace(block, *args):
     """(input variables, output Symbol group, output format) of ``block`` on ``args``."""
     flat, fmt = flatten(list(args), 'input')
-    inputs = _input_vars(flat)
+    inputs = _input_vars(flat, block.__dict__.get('_input_names'))
     inputs = [s.as_np_ndarray() if s is not None and a.__class__ is not NDArray and
               isinstance(a, NDArray) else s for s, a in zip(inputs, flat)]
     out = symbolic_call(block, *regroup(inputs, fmt))

@@ -7,7 +7,8 @@ with no per-operator converter table to keep in step with the registry.
 
 ``export_model`` has MXNet 1.9's signature (``mx.onnx.export_model``): a Symbol or a
 ``-symbol.json`` file, and a dict of arrays or a ``.params`` file. ``export_block`` exports a
-hybridized block directly.
+hybridized block directly. ``get_operator_support`` and ``mx2onnx`` are MXNet's other names
+of ``mx.onnx``; importing ONNX models is ``mx.contrib.onnx.import_model``.
 
 >>> import numpy as np, neomx as mx                                     # doctest: +SKIP
 >>> from neomx.symbol.onnx import export_model                          # doctest: +SKIP
@@ -15,6 +16,7 @@ hybridized block directly.
 ...              'net.onnx')                                            # doctest: +SKIP
 'net.onnx'
 """
+import sys
 import warnings
 
 import numpy as np
@@ -25,7 +27,7 @@ from ..context import cpu
 from .cached_op import compile_program
 from .graph import Graph
 
-__all__ = ['export_model', 'export_block']
+__all__ = ['export_model', 'export_block', 'get_operator_support', 'mx2onnx']
 
 
 def _require():
@@ -34,6 +36,34 @@ def _require():
     except ImportError:
         raise MXNetError("ONNX export needs the 'onnx' package: pip install neomx[onnx] "
                          "(or pip install onnx onnxruntime)") from None
+
+
+def _opset_range():
+    from torch.onnx import _constants
+    return _constants.ONNX_MIN_OPSET, _constants.ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET
+
+
+def get_operator_support(opset_version=None):
+    """The operators ``export_model`` can write for ONNX opset ``opset_version`` (the newest
+    torch's exporter writes by default), sorted; ``[]`` for an opset it cannot write.
+
+    neomx's export traces the torch calls of the operators' kernels, so it has no table of
+    its own: every registered operator is listed, and one whose torch calls have no ONNX form
+    at that opset fails in ``export_model`` with torch.onnx's error naming the call.
+
+    >>> import neomx as mx
+    >>> 'Convolution' in mx.onnx.get_operator_support(13)
+    True
+    >>> mx.onnx.get_operator_support(6)
+    []
+    """
+    lo, hi = _opset_range()
+    if opset_version is None:
+        opset_version = hi
+    if not lo <= opset_version <= hi:
+        return []
+    from ..ops import registry
+    return sorted({op.name for op in registry.all_ops().values()})
 
 
 def _load_params(params):
@@ -121,7 +151,8 @@ def _export(graph, data_names, shapes, types, param_names, arrays, output_names,
             return fn(*xs, *ps, device=torch.device('cpu'))
 
     from ..base import dtype_torch
-    dummy = tuple(torch.zeros(s, dtype=dtype_torch(t)) for s, t in zip(shapes, types))
+    # ones, not zeros, to trace with: an integer division by a zero input raises
+    dummy = tuple(torch.ones(s, dtype=dtype_torch(t)) for s, t in zip(shapes, types))
     dyn = None
     if dynamic:
         dyn = {n: {0: 'batch'} for n in list(data_names) + list(output_names)}
@@ -132,3 +163,7 @@ def _export(graph, data_names, shapes, types, param_names, arrays, output_names,
                               output_names=list(output_names), dynamic_axes=dyn,
                               opset_version=opset_version, verbose=verbose, dynamo=False)
     return path
+
+
+# MXNet's exporter package (``mx.onnx.mx2onnx``): here the exporter is this module.
+mx2onnx = sys.modules[__name__]

@@ -1,0 +1,1430 @@
+"""One converter per ONNX operator: each turns an ONNX node into registry operators of a Symbol.
+
+A converter takes the node (``import_onnx._Node``: attributes, inputs as Symbols with
+``n.input(i)`` or as constants with ``n.const(i)``, shapes, dtypes, the opset) and returns the
+Symbols of the node's outputs (or numpy arrays for outputs known at import: ``Shape`` of a
+static shape). ``n.op(name, ...)`` makes a registry operator named after the node. The
+decorator names the ONNX operators a converter handles and the attributes it understands;
+any other attribute on a node is an error naming it. Opset differences (an attribute that
+became an input) are handled in the converter, from ``n.opset``.
+
+Operators ONNX defines as functions of others (its schemas' function bodies) and that have no
+converter here are translated through their bodies (``function_body``).
+"""
+import functools
+
+import numpy as np
+
+from .import_onnx import ONNXImportError, _np_dtype_name, inline_function, onnx_dtype
+
+__all__ = ['converter', 'function_body']
+
+_convert_map = {}
+
+
+def converter(*op_types, attributes=(), random=False, folds_on=None):
+    """Registers a converter for ``op_types``; ``attributes`` are those it understands,
+    ``random`` marks operators that draw random numbers (never evaluated at import),
+    ``folds_on`` the inputs whose values the result depends on (all by default: a node whose
+    inputs are all constant is evaluated at import)."""
+    def wrap(fn):
+        for t in op_types:
+            if t in _convert_map:
+                raise ValueError("ONNX operator %s has two converters" % t)
+            # one function object per operator: a converter shared by several operators
+            # (LSTM, GRU, RNN) has each one's attributes
+            entry = functools.wraps(fn)(lambda n, _fn=fn: _fn(n))
+            entry.attributes = frozenset(attributes)
+            entry.random = random
+            entry.folds_on = folds_on
+            _convert_map[t] = entry
+        return fn
+    return wrap
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+def _norm(axis, rank):
+    return axis + rank if axis < 0 else axis
+
+
+def _ints(value):
+    return tuple(int(v) for v in np.asarray(value).reshape(-1))
+
+
+def _scalar(value):
+    v = np.asarray(value).reshape(-1)
+    return v[0].item()
+
+
+def _cast(n, s, dtype):
+    return n.op('Cast', s, dtype=dtype)
+
+
+def _is_float(dtype):
+    return dtype in ('float16', 'float32', 'float64', 'bfloat16')
+
+
+def _reshape(n, s, shape):
+    """A reshape to an exact shape (no special values: 0 is a size)."""
+    return n.op('_np_reshape', s, newshape=tuple(int(d) for d in shape))
+
+
+def _static(shape):
+    return shape is not None and all(d is not None for d in shape)
+
+
+def _filled(n, shape, value, dtype):
+    """A constant array (an empty result, which MXNet's slicing operators refuse)."""
+    return n.op('_npi_full', shape=tuple(int(d) for d in shape), value=value, dtype=dtype)
+
+
+def _full_like(n, ref, value, dtype):
+    """An array shaped like Symbol ``ref`` filled with ``value``."""
+    return n.op('_npi_full_like', ref, fill_value=value, dtype=dtype)
+
+
+# -- element-wise --------------------------------------------------------------------------
+
+_UNARY = {'Abs': 'abs', 'Neg': 'negative', 'Exp': 'exp', 'Log': 'log', 'Sqrt': 'sqrt',
+          'Reciprocal': 'reciprocal', 'Floor': 'floor', 'Ceil': 'ceil', 'Sign': 'sign',
+          'Sin': 'sin', 'Cos': 'cos', 'Tan': 'tan', 'Asin': 'arcsin', 'Acos': 'arccos',
+          'Atan': 'arctan', 'Sinh': 'sinh', 'Cosh': 'cosh', 'Asinh': 'arcsinh',
+          'Acosh': 'arccosh', 'Atanh': 'arctanh', 'Sigmoid': 'sigmoid', 'Tanh': 'tanh',
+          'Relu': 'relu', 'Erf': 'erf', 'Softsign': 'softsign', 'Round': '_npi_rint',
+          'Not': '_npi_logical_not', 'BitwiseNot': '_npi_bitwise_not', 'IsNaN': '_npi_isnan',
+          'Mish': 'mish'}
+
+
+def _unary(opname):
+    def convert(n):
+        return n.op(opname, n.input(0))
+    return convert
+
+
+for _t, _o in _UNARY.items():
+    converter(_t, attributes=('consumed_inputs',))(_unary(_o))
+
+
+@converter('Identity')
+def _identity(n):
+    return n.op('_copy', n.input(0))
+
+
+@converter('Softplus')
+def _softplus(n):
+    return n.op('Activation', n.input(0), act_type='softrelu')
+
+
+@converter('IsInf', attributes=('detect_negative', 'detect_positive'))
+def _isinf(n):
+    pos, neg = n.attr('detect_positive', 1), n.attr('detect_negative', 1)
+    x = n.input(0)
+    if pos and neg:
+        return n.op('_npi_isinf', x)
+    if pos:
+        return n.op('_npi_isposinf', x)
+    if neg:
+        return n.op('_npi_isneginf', x)
+    return n.op('_npi_full_like', x, fill_value=0, dtype='bool')
+
+
+# Binary operators with NumPy broadcasting; a constant of one element on one side becomes the
+# scalar attribute of MXNet's ``*_scalar`` operator (no parameter for it).
+_BINARY = {'Add': ('broadcast_add', '_plus_scalar', '_plus_scalar'),
+           'Sub': ('broadcast_sub', '_minus_scalar', '_rminus_scalar'),
+           'Mul': ('broadcast_mul', '_mul_scalar', '_mul_scalar'),
+           'Div': ('broadcast_div', '_div_scalar', '_rdiv_scalar'),
+           'Pow': ('broadcast_power', '_power_scalar', '_rpower_scalar'),
+           'And': ('_npi_logical_and', None, None), 'Or': ('_npi_logical_or', None, None),
+           'Xor': ('_npi_logical_xor', None, None), 'Equal': ('_npi_equal', None, None),
+           'Greater': ('_npi_greater', None, None), 'Less': ('_npi_less', None, None),
+           'GreaterOrEqual': ('_npi_greater_equal', None, None),
+           'LessOrEqual': ('_npi_less_equal', None, None),
+           'BitwiseAnd': ('_npi_bitwise_and', None, None),
+           'BitwiseOr': ('_npi_bitwise_or', None, None),
+           'BitwiseXor': ('_npi_bitwise_xor', None, None)}
+
+
+def _scalar_side(n):
+    """(symbol input, scalar, scalar on the right) when one input is a one-element constant
+    that does not change the other's shape, else None."""
+    if n.folding is not None:
+        return None
+    for i, other in ((1, 0), (0, 1)):
+        if n.is_const(i) and not n.is_const(other):
+            v = n.const(i)
+            shape = n.shape(other)
+            if v.size == 1 and shape is not None and v.ndim <= len(shape):
+                return n.input(other), v.reshape(-1)[0].item(), i == 1
+    return None
+
+
+def _binary(names):
+    opname, right, left = names
+
+    def convert(n):
+        if n.op_type == 'Pow' and n.dtype(1) != n.dtype(0):
+            if n.is_const(1) and n.const(1).size == 1 and n.folding is None:
+                return n.op('_power_scalar', n.input(0), scalar=_scalar(n.const(1)))
+            return n.op(opname, n.input(0), _cast(n, n.input(1), n.dtype(0)))
+        if right is not None and _is_float(n.dtype(0)):
+            side = _scalar_side(n)
+            if side is not None:
+                x, value, on_right = side
+                return n.op(right if on_right else left, x, scalar=value)
+        return n.op(opname, n.input(0), n.input(1))
+    return convert
+
+
+for _t, _o in _BINARY.items():
+    converter(_t, attributes=('axis', 'broadcast', 'consumed_inputs'))(_binary(_o))
+
+
+@converter('Mod', attributes=('fmod',))
+def _mod(n):
+    return n.op('_npi_fmod' if n.attr('fmod', 0) else '_npi_mod', n.input(0), n.input(1))
+
+
+def _variadic(opname, mean=False):
+    def convert(n):
+        xs = [x for x in n.inputs() if x is not None]
+        out = xs[0]
+        for x in xs[1:]:
+            out = n.op(opname, out, x)
+        if len(xs) == 1:
+            out = n.op('_copy', out)
+        if mean and len(xs) > 1:
+            out = n.op('_div_scalar', out, scalar=float(len(xs)))
+        return out
+    return convert
+
+
+converter('Sum', attributes=('consumed_inputs',))(_variadic('broadcast_add'))
+converter('Mean', attributes=('consumed_inputs',))(_variadic('broadcast_add', mean=True))
+converter('Max', attributes=('consumed_inputs',))(_variadic('broadcast_maximum'))
+converter('Min', attributes=('consumed_inputs',))(_variadic('broadcast_minimum'))
+
+
+@converter('Where')
+def _where(n):
+    return n.op('_npi_where', n.input(0), n.input(1), n.input(2))
+
+
+@converter('Clip', attributes=('min', 'max', 'consumed_inputs'))
+def _clip(n):
+    x = n.input(0)
+    if n.opset < 11:
+        lo, hi = n.attr('min', -np.inf), n.attr('max', np.inf)
+    else:
+        lo, hi = None, None
+        for i in (1, 2):
+            if n.has(i) and not n.is_const(i):       # bounds computed at run time
+                other = n.input(i)
+                x = n.op('broadcast_maximum' if i == 1 else 'broadcast_minimum', x, other)
+        lo = _scalar(n.const(1)) if n.is_const(1) else None
+        hi = _scalar(n.const(2)) if n.is_const(2) else None
+    if lo is None and hi is None:
+        return x if x is not n.input(0) else n.op('_copy', x)
+    if _is_float(n.dtype(0)):
+        return n.op('clip', x, a_min=-np.inf if lo is None else lo,
+                    a_max=np.inf if hi is None else hi)
+    return n.op('_npi_clip', x, a_min=lo, a_max=hi)
+
+
+# -- activations ---------------------------------------------------------------------------
+
+@converter('LeakyRelu', attributes=('alpha', 'consumed_inputs'))
+def _leaky_relu(n):
+    return n.op('LeakyReLU', n.input(0), act_type='leaky', slope=n.attr('alpha', 0.01))
+
+
+@converter('Elu', attributes=('alpha', 'consumed_inputs'))
+def _elu(n):
+    return n.op('LeakyReLU', n.input(0), act_type='elu', slope=n.attr('alpha', 1.0))
+
+
+_SELU = (1.67326319217681884765625, 1.05070102214813232421875)
+
+
+@converter('Selu', attributes=('alpha', 'gamma', 'consumed_inputs'))
+def _selu(n):
+    alpha, gamma = n.attr('alpha', _SELU[0]), n.attr('gamma', _SELU[1])
+    x = n.input(0)
+    if np.float32(alpha) == np.float32(_SELU[0]) and np.float32(gamma) == np.float32(_SELU[1]):
+        return n.op('LeakyReLU', x, act_type='selu')
+    elu = n.op('LeakyReLU', x, act_type='elu', slope=alpha)
+    return n.op('_mul_scalar', elu, scalar=gamma)
+
+
+@converter('PRelu', attributes=('consumed_inputs',))
+def _prelu(n):
+    x, slope = n.input(0), n.input(1)
+    xs, ss = n.shape(0), n.shape(1)
+    # MXNet's PReLU takes one slope per channel (axis 1) or a single one
+    if xs is not None and ss is not None and len(xs) >= 2 and xs[1] is not None and (
+            tuple(ss) in ((xs[1],), (xs[1],) + (1,) * (len(xs) - 2))) and len(ss) < len(xs):
+        if len(ss) > 1:
+            slope = _reshape(n, slope, (xs[1],))
+        return n.op('LeakyReLU', x, slope, act_type='prelu')
+    pos = n.op('relu', x)
+    neg = n.op('broadcast_minimum', x, n.op('zeros_like', x))
+    return n.op('broadcast_add', pos, n.op('broadcast_mul', neg, slope))
+
+
+@converter('ThresholdedRelu', attributes=('alpha',))
+def _thresholded_relu(n):
+    x = n.input(0)
+    keep = n.op('_greater_scalar', x, scalar=n.attr('alpha', 1.0))
+    return n.op('broadcast_mul', x, keep)
+
+
+@converter('HardSigmoid', attributes=('alpha', 'beta', 'consumed_inputs'))
+def _hard_sigmoid(n):
+    return n.op('hard_sigmoid', n.input(0), alpha=n.attr('alpha', 0.2), beta=n.attr('beta', 0.5))
+
+
+@converter('HardSwish')
+def _hard_swish(n):
+    x = n.input(0)
+    return n.op('broadcast_mul', x, n.op('hard_sigmoid', x, alpha=1.0 / 6, beta=0.5))
+
+
+@converter('Celu', attributes=('alpha',))
+def _celu(n):
+    # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+    alpha = n.attr('alpha', 1.0)
+    x = n.input(0)
+    e = n.op('_mul_scalar', n.op('expm1', n.op('_div_scalar', x, scalar=alpha)), scalar=alpha)
+    return n.op('broadcast_add', n.op('relu', x), n.op('_minimum_scalar', e, scalar=0.0))
+
+
+@converter('Gelu', attributes=('approximate',))
+def _gelu(n):
+    approx = n.attr('approximate', 'none')
+    x = n.input(0)
+    if approx == 'none':
+        return n.op('LeakyReLU', x, act_type='gelu')
+    if approx != 'tanh':
+        raise n.unsupported('approximate')
+    # 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+    inner = n.op('broadcast_add', x, n.op('_mul_scalar', n.op('_power_scalar', x, scalar=3.0),
+                                          scalar=0.044715))
+    t = n.op('tanh', n.op('_mul_scalar', inner, scalar=float(np.sqrt(2 / np.pi))))
+    return n.op('broadcast_mul', n.op('_mul_scalar', x, scalar=0.5),
+                n.op('_plus_scalar', t, scalar=1.0))
+
+
+@converter('Swish', attributes=('alpha',))
+def _swish(n):
+    x = n.input(0)
+    return n.op('broadcast_mul', x, n.op('sigmoid', n.op('_mul_scalar', x,
+                                                          scalar=n.attr('alpha', 1.0))))
+
+
+@converter('Shrink', attributes=('bias', 'lambd'))
+def _shrink(n):
+    # x < -lambd: x + bias; x > lambd: x - bias; else 0
+    bias, lambd = n.attr('bias', 0.0), n.attr('lambd', 0.5)
+    x = n.input(0)
+    dt = n.dtype(0)
+    lo = n.op('Cast', n.op('_lesser_scalar', x, scalar=-lambd), dtype=dt)
+    hi = n.op('Cast', n.op('_greater_scalar', x, scalar=lambd), dtype=dt)
+    return n.op('broadcast_add', n.op('broadcast_mul', lo, n.op('_plus_scalar', x, scalar=bias)),
+                n.op('broadcast_mul', hi, n.op('_minus_scalar', x, scalar=bias)))
+
+
+def _softmax_like(opname):
+    def convert(n):
+        x = n.input(0)
+        rank = n.rank(0)
+        if n.opset >= 13:
+            axis = _norm(n.attr('axis', -1), rank)
+            return _softmax_axis(n, opname, x, axis)
+        # before opset 13: the input is seen as 2-d, [:axis] by [axis:]
+        axis = _norm(n.attr('axis', 1), rank)
+        if axis == rank - 1:
+            return _softmax_axis(n, opname, x, axis)
+        shape = n.static_shape(0, 'for %s over axes %d.. before opset 13' % (n.op_type, axis))
+        flat = _reshape(n, x, (int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))
+        return _reshape(n, _softmax_axis(n, opname, flat, 1), shape)
+    return convert
+
+
+def _softmax_axis(n, opname, x, axis):
+    if opname == 'hardmax':
+        dt = n.dtype(0)
+        depth = n.shape(0)[axis]
+        if depth is None:
+            raise n.error("Hardmax needs the size of axis %d" % axis)
+        idx = n.op('argmax', x, axis=axis)
+        hot = n.op('one_hot', idx, depth=depth, dtype=dt)
+        rank = n.rank(0)
+        if axis != rank - 1:
+            hot = n.op('_np_moveaxis', hot, source=rank - 1, destination=axis)
+        return hot
+    return n.op(opname, x, axis=axis)
+
+
+converter('Softmax', attributes=('axis',))(_softmax_like('softmax'))
+converter('LogSoftmax', attributes=('axis',))(_softmax_like('log_softmax'))
+converter('Hardmax', attributes=('axis',))(_softmax_like('hardmax'))
+
+
+# -- neural network ------------------------------------------------------------------------
+
+def _pads(n, spatial, kernel, strides, dilations, in_shape=None, transpose=False,
+          out_pad=None):
+    """(begin pads, end pads) from ``pads`` or ``auto_pad`` (SAME_* needs the input's static
+    spatial shape)."""
+    auto = n.attr('auto_pad', 'NOTSET')
+    if auto in ('NOTSET', ''):
+        pads = n.attr('pads', (0,) * (2 * spatial))
+        return tuple(pads[:spatial]), tuple(pads[spatial:])
+    if auto == 'VALID':
+        return (0,) * spatial, (0,) * spatial
+    if auto not in ('SAME_UPPER', 'SAME_LOWER'):
+        raise n.unsupported('auto_pad')
+    if in_shape is None:
+        in_shape = n.static_shape(0, 'for auto_pad=%s' % auto)
+    begin, end = [], []
+    for d, k, s, dl in zip(in_shape[2:], kernel, strides, dilations):
+        if transpose:
+            total = max(0, (d - 1) * s + out_pad[len(begin)] + (k - 1) * dl + 1 - d * s)
+        else:
+            out = -(-d // s)
+            total = max(0, (out - 1) * s + (k - 1) * dl + 1 - d)
+        small, large = total // 2, total - total // 2
+        if auto == 'SAME_UPPER':
+            begin.append(small)
+            end.append(large)
+        else:
+            begin.append(large)
+            end.append(small)
+    return tuple(begin), tuple(end)
+
+
+def _pad_spatial(n, x, begin, end, value=0.0):
+    width = ((0, 0), (0, 0)) + tuple(zip(begin, end))
+    return n.op('_npi_pad', x, pad_width=width, mode='constant', constant_values=value)
+
+
+@converter('Conv', attributes=('auto_pad', 'dilations', 'group', 'kernel_shape', 'pads',
+                               'strides'))
+def _conv(n):
+    w_shape = n.static_shape(1, 'for Conv (the weight)')
+    spatial = len(w_shape) - 2
+    kernel = tuple(n.attr('kernel_shape', w_shape[2:]))
+    strides = tuple(n.attr('strides', (1,) * spatial))
+    dilations = tuple(n.attr('dilations', (1,) * spatial))
+    begin, end = _pads(n, spatial, kernel, strides, dilations)
+    x = n.input(0)
+    if begin != end:
+        x = _pad_spatial(n, x, begin, end)
+        begin = (0,) * spatial
+    bias = n.input(2)
+    return n.op('Convolution', x, n.input(1), bias, kernel=kernel, stride=strides,
+                dilate=dilations, pad=begin, num_filter=w_shape[0],
+                num_group=n.attr('group', 1), no_bias=bias is None)
+
+
+@converter('ConvTranspose', attributes=('auto_pad', 'dilations', 'group', 'kernel_shape',
+                                        'output_padding', 'output_shape', 'pads', 'strides'))
+def _conv_transpose(n):
+    w_shape = n.static_shape(1, 'for ConvTranspose (the weight)')
+    spatial = len(w_shape) - 2
+    group = n.attr('group', 1)
+    kernel = tuple(n.attr('kernel_shape', w_shape[2:]))
+    strides = tuple(n.attr('strides', (1,) * spatial))
+    dilations = tuple(n.attr('dilations', (1,) * spatial))
+    out_pad = tuple(n.attr('output_padding', (0,) * spatial))
+    x = n.input(0)
+    if n.attr('output_shape') is not None:
+        in_shape = n.static_shape(0, 'for ConvTranspose with output_shape')
+        target = tuple(n.attr('output_shape'))[-spatial:]
+        begin, end = [], []
+        for d, k, s, dl, op, t in zip(in_shape[2:], kernel, strides, dilations, out_pad,
+                                      target):
+            total = s * (d - 1) + op + (k - 1) * dl + 1 - t
+            if n.attr('auto_pad', 'NOTSET') == 'SAME_UPPER':
+                begin.append(total // 2)
+                end.append(total - total // 2)
+            else:
+                begin.append(total - total // 2)
+                end.append(total // 2)
+    else:
+        begin, end = _pads(n, spatial, kernel, strides, dilations, transpose=True,
+                           out_pad=out_pad)
+    bias = n.input(2)
+    common = dict(kernel=kernel, stride=strides, dilate=dilations,
+                  num_filter=w_shape[1] * group, num_group=group, no_bias=bias is None)
+    if tuple(begin) == tuple(end) and all(b >= 0 for b in begin) and \
+            all(p < s for p, s in zip(out_pad, strides)):
+        return n.op('Deconvolution', x, n.input(1), bias, pad=tuple(begin), adj=out_pad,
+                    **common)
+    # asymmetric padding: the full output, then cropped
+    full = n.op('Deconvolution', x, n.input(1), bias, pad=(0,) * spatial, **common)
+    in_shape = n.static_shape(0, 'for ConvTranspose with asymmetric pads')
+    size = [(d - 1) * s + (k - 1) * dl + 1 for d, k, s, dl in
+            zip(in_shape[2:], kernel, strides, dilations)]
+    stop = [sz - e + op for sz, e, op in zip(size, end, out_pad)]
+    if any(st > sz for st, sz in zip(stop, size)):
+        extra = [max(0, st - sz) for st, sz in zip(stop, size)]
+        full = _pad_spatial(n, full, (0,) * spatial, extra)
+    return n.op('slice', full, begin=(None, None) + tuple(begin),
+                end=(None, None) + tuple(stop))
+
+
+def _pool_out_sizes(in_sizes, kernel, strides, dilations, begin, end, ceil):
+    out = []
+    for d, k, s, dl, b, e in zip(in_sizes, kernel, strides, dilations, begin, end):
+        span = d + b + e - ((k - 1) * dl + 1)
+        o = (-(-span // s) if ceil else span // s) + 1
+        if ceil and (o - 1) * s >= d + b:     # the last window starts in the end padding
+            o -= 1
+        out.append(o)
+    return out
+
+
+def _pool(pool_type):
+    def convert(n):
+        x = n.input(0)
+        kernel = tuple(n.attr('kernel_shape'))
+        spatial = len(kernel)
+        strides = tuple(n.attr('strides', (1,) * spatial))
+        dilations = tuple(n.attr('dilations', (1,) * spatial))
+        if any(d != 1 for d in dilations):
+            raise n.unsupported('dilations', why="MXNet's Pooling has no dilation")
+        if n.attr('storage_order', 0):
+            raise n.unsupported('storage_order')
+        if len(n.output_names) > 1 and n.output_names[1]:
+            raise n.error("output 1 (the indices of the maxima) is not supported")
+        begin, end = _pads(n, spatial, kernel, strides, dilations)
+        ceil = bool(n.attr('ceil_mode', 0))
+        include = bool(n.attr('count_include_pad', 0))
+        attrs = dict(kernel=kernel, stride=strides, pool_type=pool_type)
+        if pool_type == 'avg':
+            attrs['count_include_pad'] = include
+        if pool_type == 'lp':
+            p = float(n.attr('p', 2))
+            x = n.op('_power_scalar', n.op('abs', x), scalar=p)
+            out = _pool_sum(n, x, kernel, strides, begin, end, ceil)
+            return n.op('_power_scalar', out, scalar=1.0 / p)
+        if begin == end and not ceil:
+            return n.op('Pooling', x, pad=begin, **attrs)
+        # asymmetric padding or ONNX's ceil_mode: the padding made explicit
+        shape = n.static_shape(0, 'for pooling with asymmetric pads or ceil_mode')
+        outs = _pool_out_sizes(shape[2:], kernel, strides, dilations, begin, end, ceil)
+        extra = [max(0, (o - 1) * s + k - (d + b + e))
+                 for o, s, k, d, b, e in zip(outs, strides, kernel, shape[2:], begin, end)]
+        right = tuple(e + x_ for e, x_ in zip(end, extra))
+        crop = (None, None) + (0,) * spatial, (None, None) + tuple(outs)
+        if pool_type == 'max':
+            padded = _pad_spatial(n, x, begin, right, -np.inf)
+            return n.op('slice', n.op('Pooling', padded, **attrs), begin=crop[0], end=crop[1])
+        pad_value = 1.0 if include else 0.0
+        total = n.op('Pooling', _pad_spatial(n, x, begin, right), kernel=kernel,
+                     stride=strides, pool_type='sum')
+        ones = _pad_spatial(n, _pad_spatial(n, n.op('ones_like', x), begin, end, pad_value),
+                            (0,) * spatial, extra)
+        count = n.op('Pooling', ones, kernel=kernel, stride=strides, pool_type='sum')
+        return n.op('slice', n.op('broadcast_div', total, count), begin=crop[0], end=crop[1])
+    return convert
+
+
+def _pool_sum(n, x, kernel, strides, begin, end, ceil):
+    """Sums over the windows (zero padding), with ONNX's output size."""
+    spatial = len(kernel)
+    if begin == end and not ceil:
+        return n.op('Pooling', x, kernel=kernel, stride=strides, pad=begin, pool_type='sum')
+    shape = n.static_shape(0, 'for pooling with asymmetric pads or ceil_mode')
+    outs = _pool_out_sizes(shape[2:], kernel, strides, (1,) * spatial, begin, end, ceil)
+    extra = [max(0, (o - 1) * s + k - (d + b + e))
+             for o, s, k, d, b, e in zip(outs, strides, kernel, shape[2:], begin, end)]
+    padded = _pad_spatial(n, x, begin, tuple(e + x_ for e, x_ in zip(end, extra)))
+    total = n.op('Pooling', padded, kernel=kernel, stride=strides, pool_type='sum')
+    return n.op('slice', total, begin=(None, None) + (0,) * spatial,
+                end=(None, None) + tuple(outs))
+
+
+converter('MaxPool', attributes=('auto_pad', 'ceil_mode', 'dilations', 'kernel_shape', 'pads',
+                                 'storage_order', 'strides'))(_pool('max'))
+converter('AveragePool', attributes=('auto_pad', 'ceil_mode', 'count_include_pad', 'dilations',
+                                     'kernel_shape', 'pads', 'strides'))(_pool('avg'))
+converter('LpPool', attributes=('auto_pad', 'ceil_mode', 'dilations', 'kernel_shape', 'p',
+                                'pads', 'strides'))(_pool('lp'))
+
+
+def _global_pool(pool_type):
+    def convert(n):
+        rank = n.rank(0)
+        x = n.input(0)
+        if pool_type == 'lp':
+            p = float(n.attr('p', 2))
+            x = n.op('_power_scalar', n.op('abs', x), scalar=p)
+            out = n.op('Pooling', x, kernel=(1,) * (rank - 2), global_pool=True,
+                       pool_type='sum')
+            return n.op('_power_scalar', out, scalar=1.0 / p)
+        return n.op('Pooling', x, kernel=(1,) * (rank - 2), global_pool=True,
+                    pool_type=pool_type)
+    return convert
+
+
+converter('GlobalAveragePool')(_global_pool('avg'))
+converter('GlobalMaxPool')(_global_pool('max'))
+converter('GlobalLpPool', attributes=('p',))(_global_pool('lp'))
+
+
+@converter('BatchNormalization', attributes=('epsilon', 'momentum', 'spatial', 'is_test',
+                                             'consumed_inputs', 'training_mode'))
+def _batch_norm(n):
+    if n.opset < 9 and not n.attr('spatial', 1):
+        raise n.unsupported('spatial', why="MXNet's BatchNorm normalizes per channel")
+    eps = n.attr('epsilon', 1e-5)
+    momentum = n.attr('momentum', 0.9)
+    x, scale, bias, mean, var = n.inputs()[:5]
+    training = n.attr('training_mode', 0) or (n.opset < 7 and not n.attr('is_test', 0) and
+                                              len([o for o in n.output_names if o]) > 1)
+    if not training:
+        if len([o for o in n.output_names if o]) > 1:
+            raise n.error("outputs beyond Y are defined only in training mode")
+        return n.op('BatchNorm', x, scale, bias, mean, var, eps=eps, momentum=momentum,
+                    fix_gamma=False, use_global_stats=True)
+    # training mode: normalized by the batch's statistics, and the updated running ones
+    rank = n.rank(0)
+    axes = (0,) + tuple(range(2, rank))
+    bshape = (1, -2) + (1,) * (rank - 2)
+    bm = n.op('_npi_mean', x, axis=axes)
+    bv = n.op('_npi_var', x, axis=axes)
+    centred = n.op('broadcast_sub', x, n.op('Reshape', bm, shape=(-1,) + (1,) * (rank - 2)))
+    inv = n.op('rsqrt', n.op('_plus_scalar', bv, scalar=eps))
+    del bshape
+    y = n.op('broadcast_mul', centred, n.op('Reshape', n.op('broadcast_mul', inv, scale),
+                                            shape=(-1,) + (1,) * (rank - 2)))
+    y = n.op('broadcast_add', y, n.op('Reshape', bias, shape=(-1,) + (1,) * (rank - 2)))
+    run_mean = n.op('broadcast_add', n.op('_mul_scalar', mean, scalar=momentum),
+                    n.op('_mul_scalar', bm, scalar=1 - momentum))
+    run_var = n.op('broadcast_add', n.op('_mul_scalar', var, scalar=momentum),
+                   n.op('_mul_scalar', bv, scalar=1 - momentum))
+    return [y, run_mean, run_var]
+
+
+@converter('InstanceNormalization', attributes=('epsilon',))
+def _instance_norm(n):
+    return n.op('InstanceNorm', n.input(0), n.input(1), n.input(2), eps=n.attr('epsilon', 1e-5))
+
+
+@converter('LRN', attributes=('alpha', 'beta', 'bias', 'size'))
+def _lrn(n):
+    return n.op('LRN', n.input(0), alpha=n.attr('alpha', 1e-4), beta=n.attr('beta', 0.75),
+                knorm=n.attr('bias', 1.0), nsize=n.attr('size'))
+
+
+@converter('LayerNormalization', attributes=('axis', 'epsilon', 'stash_type'))
+def _layer_norm(n):
+    x, scale, bias = n.input(0), n.input(1), n.input(2)
+    rank = n.rank(0)
+    axis = _norm(n.attr('axis', -1), rank)
+    eps = n.attr('epsilon', 1e-5)
+    extra = [o for o in n.output_names[1:] if o]
+    if axis == rank - 1 and not extra and n.shape(1) is not None and len(n.shape(1)) == 1:
+        if bias is None:
+            bias = n.op('zeros_like', scale)
+        return n.op('LayerNorm', x, scale, bias, axis=-1, eps=eps)
+    # over axes [axis, rank): mean and variance by reductions
+    axes = tuple(range(axis, rank))
+    mean = n.op('_npi_mean', x, axis=axes, keepdims=True)
+    centred = n.op('broadcast_sub', x, mean)
+    var = n.op('_npi_mean', n.op('square', centred), axis=axes, keepdims=True)
+    inv = n.op('rsqrt', n.op('_plus_scalar', var, scalar=eps))
+    y = n.op('broadcast_mul', n.op('broadcast_mul', centred, inv), scale)
+    if bias is not None:
+        y = n.op('broadcast_add', y, bias)
+    return [y, mean, inv]
+
+
+@converter('GroupNormalization', attributes=('epsilon', 'num_groups', 'stash_type'))
+def _group_norm(n):
+    x = n.input(0)
+    groups = n.attr('num_groups')
+    eps = n.attr('epsilon', 1e-5)
+    shape = n.static_shape(0, 'for GroupNormalization')
+    c = shape[1]
+    scale, bias = n.input(1), n.input(2)
+    if n.opset < 21:    # one scale and bias per group: repeated for its channels
+        scale = n.op('repeat', scale, repeats=c // groups, axis=0)
+        bias = n.op('repeat', bias, repeats=c // groups, axis=0)
+    grouped = _reshape(n, x, (shape[0], groups, -1))
+    mean = n.op('_npi_mean', grouped, axis=2, keepdims=True)
+    centred = n.op('broadcast_sub', grouped, mean)
+    var = n.op('_npi_mean', n.op('square', centred), axis=2, keepdims=True)
+    y = _reshape(n, n.op('broadcast_mul', centred,
+                         n.op('rsqrt', n.op('_plus_scalar', var, scalar=eps))), shape)
+    cshape = (c,) + (1,) * (len(shape) - 2)
+    return n.op('broadcast_add', n.op('broadcast_mul', y, _reshape(n, scale, cshape)),
+                _reshape(n, bias, cshape))
+
+
+@converter('LpNormalization', attributes=('axis', 'p'))
+def _lp_normalization(n):
+    x = n.input(0)
+    p = n.attr('p', 2)
+    norm = n.op('norm', x, ord=p, axis=n.attr('axis', -1), keepdims=True)
+    zero = n.op('_npi_equal_scalar', norm, scalar=0.0)
+    safe = n.op('_npi_where', zero, n.op('ones_like', norm), norm)
+    return n.op('broadcast_div', x, safe)
+
+
+@converter('MeanVarianceNormalization', attributes=('axes',))
+def _mvn(n):
+    x = n.input(0)
+    axes = tuple(n.attr('axes', (0, 2, 3)))
+    mean = n.op('_npi_mean', x, axis=axes, keepdims=True)
+    centred = n.op('broadcast_sub', x, mean)
+    var = n.op('_npi_mean', n.op('square', centred), axis=axes, keepdims=True)
+    return n.op('broadcast_div', centred, n.op('_plus_scalar', n.op('sqrt', var), scalar=1e-9))
+
+
+@converter('Dropout', attributes=('ratio', 'is_test', 'seed', 'consumed_inputs'),
+           random=True)
+def _dropout(n):
+    x = n.input(0)
+    ratio = n.attr('ratio', 0.5) if n.opset < 12 else _scalar(n.const(1, 'ratio', 0.5))
+    training = bool(_scalar(n.const(2, 'training_mode', False))) if n.opset >= 12 else False
+    y = (n.op('Dropout', x, p=ratio, mode='always') if training and ratio > 0
+         else n.op('_copy', x))
+    outs = [y]
+    if len(n.output_names) > 1 and n.output_names[1]:
+        if training and ratio > 0:
+            raise n.error("the mask of a dropout in training mode is not supported")
+        outs.append(n.op('_npi_full_like', x, fill_value=1, dtype='bool'))
+    return outs
+
+
+@converter('Gemm', attributes=('alpha', 'beta', 'broadcast', 'transA', 'transB'))
+def _gemm(n):
+    a, b, c = n.input(0), n.input(1), n.input(2)
+    alpha, beta = n.attr('alpha', 1.0), n.attr('beta', 1.0)
+    ta, tb = n.attr('transA', 0), n.attr('transB', 0)
+    b_shape = n.shape(1)
+    c_shape = n.shape(2)
+    n_out = None if b_shape is None else b_shape[0 if tb else 1]
+    if (not ta and tb and alpha == 1.0 and (c is None or beta == 1.0) and n_out is not None
+            and (c is None or tuple(c_shape or ()) == (n_out,))):
+        return n.op('FullyConnected', a, b, c, num_hidden=n_out, no_bias=c is None,
+                    flatten=False)
+    y = n.op('dot', a, b, transpose_a=bool(ta), transpose_b=bool(tb))
+    if alpha != 1.0:
+        y = n.op('_mul_scalar', y, scalar=alpha)
+    if c is not None and beta != 0.0:
+        if beta != 1.0:
+            c = n.op('_mul_scalar', c, scalar=beta)
+        y = n.op('broadcast_add', y, c)
+    return y
+
+
+@converter('MatMul')
+def _matmul(n):
+    a, b = n.input(0), n.input(1)
+    if n.rank(0) == 2 and n.rank(1) == 2:
+        return n.op('dot', a, b)
+    return n.op('_npi_matmul', a, b)
+
+
+@converter('Einsum', attributes=('equation',))
+def _einsum(n):
+    xs = n.inputs()
+    return n.op('_npi_einsum', *xs, subscripts=n.attr('equation').replace(' ', ''),
+                num_args=len(xs))
+
+
+@converter('Det')
+def _det(n):
+    return n.op('_npi_det', n.input(0))
+
+
+@converter('Flatten', attributes=('axis',))
+def _flatten(n):
+    x = n.input(0)
+    axis = n.attr('axis', 1)
+    shape = n.shape(0)
+    rank = len(shape) if shape is not None else n.rank(0)
+    axis = _norm(axis, rank)
+    if shape is not None and all(d is not None for d in shape):
+        return _reshape(n, x, (int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))
+    if axis == 1:
+        return n.op('Flatten', x)
+    if axis == 0:
+        return n.op('Reshape', x, shape=(1, -1))
+    raise n.error("Flatten at axis %d needs the input's static shape" % axis)
+
+
+# -- shapes --------------------------------------------------------------------------------
+
+@converter('Reshape', attributes=('shape', 'allowzero', 'consumed_inputs'))
+def _reshape_op(n):
+    x = n.input(0)
+    shape = _ints(n.attr('shape') if n.opset < 5 else n.const(1, 'shape'))
+    if n.attr('allowzero', 0) and 0 in shape:
+        return n.op('_np_reshape', x, newshape=shape)
+    in_shape = n.shape(0)
+    if in_shape is not None and all(d is not None for d in in_shape):
+        # the exact shape: a 0 copies the input's dimension, -1 takes what is left
+        out = [in_shape[i] if d == 0 else d for i, d in enumerate(shape)]
+        if -1 in out:
+            known = int(np.prod([d for d in out if d != -1]))
+            total = int(np.prod(in_shape))
+            out[out.index(-1)] = total // known if known else 0
+        return _reshape(n, x, out)
+    # MXNet's Reshape has ONNX's special values: 0 copies a dimension, -1 is inferred
+    return n.op('Reshape', x, shape=shape)
+
+
+@converter('Transpose', attributes=('perm',))
+def _transpose(n):
+    perm = n.attr('perm')
+    if perm is None:
+        perm = tuple(reversed(range(n.rank(0))))
+    return n.op('transpose', n.input(0), axes=tuple(perm))
+
+
+@converter('Concat', attributes=('axis',))
+def _concat(n):
+    xs = [x for x in n.inputs() if x is not None]
+    axis = n.attr('axis', 1)
+    if axis < 0:
+        axis = _norm(axis, n.rank(0))
+    return n.op('Concat', *xs, dim=axis, num_args=len(xs))
+
+
+@converter('Split', attributes=('axis', 'split', 'num_outputs'))
+def _split(n):
+    x = n.input(0)
+    count = len(n.output_names)
+    axis = n.attr('axis', 0)
+    rank = n.rank(0)
+    axis = _norm(axis, rank)
+    sizes = n.attr('split') if n.opset < 13 else (
+        _ints(n.const(1, 'split')) if n.has(1) else None)
+    if sizes is None:
+        dim = n.shape(0)[axis]
+        if dim is None:
+            if n.attr('num_outputs') is not None and n.opset >= 18:
+                raise n.error("splitting an axis of unknown size")
+            return list(n.op('SliceChannel', x, num_outputs=count, axis=axis))
+        if dim % count == 0:
+            sizes = (dim // count,) * count
+        else:   # opset 18: the last part is smaller
+            part = -(-dim // count)
+            sizes = tuple(min(part, dim - i * part) for i in range(count))
+    if count == 1:
+        return [n.op('_copy', x)]
+    bounds = np.cumsum((0,) + tuple(sizes))
+    outs = []
+    shape = n.shape(0)
+    for i in range(count):
+        if bounds[i] == bounds[i + 1] and _static(shape):
+            part = list(shape)
+            part[axis] = 0
+            outs.append(_filled(n, part, 0, n.dtype(0)))
+            continue
+        outs.append(n.op('slice_axis', x, axis=axis, begin=int(bounds[i]),
+                         end=int(bounds[i + 1])))
+    return outs
+
+
+def _slice_bounds(starts, ends, axes, steps, shape, n):
+    """MXNet's slice begin/end/step over every axis up to the last sliced one, from ONNX's
+    clamped bounds (INT_MAX, negative) resolved against the static dimensions where known."""
+    rank = len(shape)
+    axes = [_norm(a, rank) for a in axes]
+    last = max(axes) + 1 if axes else 0
+    begin, end, step = [None] * last, [None] * last, [None] * last
+    for st, en, ax, sp in zip(starts, ends, axes, steps):
+        if sp == 0:
+            raise n.error("a step of 0 on axis %d" % ax)
+        d = shape[ax]
+        if d is None:
+            big = 2 ** 62
+            begin[ax] = None if (st == 0 and sp > 0) or (st >= big and sp < 0) else st
+            end[ax] = None if en >= big or en <= -big else en
+            step[ax] = sp
+            continue
+        b, e, s = slice(st, en, sp).indices(d)
+        begin[ax], step[ax] = b, s
+        end[ax] = None if e < 0 else e
+        if s > 0 and e < b or s < 0 and e > b:     # empty
+            end[ax] = b
+    return tuple(begin), tuple(end), tuple(1 if s is None else s for s in step)
+
+
+@converter('Slice', attributes=('starts', 'ends', 'axes'))
+def _slice(n):
+    x = n.input(0)
+    if n.opset < 10:
+        starts, ends = n.attr('starts'), n.attr('ends')
+        axes = n.attr('axes', tuple(range(len(starts))))
+        steps = (1,) * len(starts)
+    else:
+        starts, ends = _ints(n.const(1, 'starts')), _ints(n.const(2, 'ends'))
+        axes = _ints(n.const(3, 'axes')) if n.has(3) else tuple(range(len(starts)))
+        steps = _ints(n.const(4, 'steps')) if n.has(4) else (1,) * len(starts)
+    shape = n.shape(0)
+    if shape is None:
+        shape = (None,) * n.rank(0)
+    begin, end, step = _slice_bounds(starts, ends, axes, steps, shape, n)
+    if _static(shape):
+        out = list(shape)
+        for ax, (b, e, st) in enumerate(zip(begin, end, step)):
+            out[ax] = len(range(shape[ax])[slice(b, e, st)])
+        if 0 in out:
+            return _filled(n, out, 0, n.dtype(0))
+    return n.op('slice', x, begin=begin, end=end, step=step)
+
+
+def _axes_arg(n, name, index, since):
+    """A list of axes given as the attribute ``name`` before opset ``since``, as input
+    ``index`` from it (None when absent)."""
+    if n.opset < since:
+        v = n.attr(name)
+        return None if v is None else tuple(v)
+    if not n.has(index):
+        return None
+    return _ints(n.const(index, name))
+
+
+@converter('Squeeze', attributes=('axes',))
+def _squeeze(n):
+    axes = _axes_arg(n, 'axes', 1, 13)
+    x = n.input(0)
+    if axes is None:
+        shape = n.shape(0)
+        if shape is not None and all(d is not None for d in shape):
+            axes = tuple(i for i, d in enumerate(shape) if d == 1)
+        else:
+            return n.op('_np_squeeze', x)
+    rank = n.rank(0)
+    return n.op('_np_squeeze', x, axis=tuple(_norm(a, rank) for a in axes))
+
+
+@converter('Unsqueeze', attributes=('axes',))
+def _unsqueeze(n):
+    axes = _axes_arg(n, 'axes', 1, 13)
+    x = n.input(0)
+    rank = n.rank(0) + len(axes)
+    for a in sorted(_norm(a, rank) for a in axes):
+        x = n.op('expand_dims', x, axis=a)
+    return x
+
+
+@converter('Expand')
+def _expand(n):
+    x = n.input(0)
+    shape = _ints(n.const(1, 'shape'))
+    in_shape = n.shape(0)
+    rank = max(len(shape), len(in_shape) if in_shape is not None else n.rank(0))
+    in_rank = len(in_shape)
+    for _ in range(rank - in_rank):
+        x = n.op('expand_dims', x, axis=0)
+    in_shape = (1,) * (rank - in_rank) + tuple(in_shape)
+    shape = (1,) * (rank - len(shape)) + tuple(shape)
+    # a 1 keeps the input's dimension (MXNet's 0), anything else broadcasts to it
+    target = tuple(0 if t == 1 else t for t in shape)
+    if all(t == 0 or t == d for t, d in zip(target, in_shape)):
+        return n.op('_copy', x)
+    return n.op('broadcast_to', x, shape=target)
+
+
+@converter('Tile')
+def _tile(n):
+    return n.op('tile', n.input(0), reps=_ints(n.const(1, 'repeats')))
+
+
+@converter('Shape', attributes=('start', 'end'))
+def _shape(n):
+    shape = n.shape(0)
+    rank = len(shape) if shape is not None else n.rank(0)
+    start, end = n.attr('start', 0), n.attr('end', rank)
+    lo, hi, _ = slice(start, end).indices(rank)
+    part = shape[lo:hi]
+    if all(d is not None for d in part):
+        return np.array(part, dtype=np.int64)
+    s = n.op('shape_array', n.input(0))
+    return n.op('slice_axis', s, axis=0, begin=lo, end=max(lo, hi))
+
+
+@converter('Size')
+def _size(n):
+    shape = n.shape(0)
+    if shape is not None and all(d is not None for d in shape):
+        return np.array(int(np.prod(shape)), dtype=np.int64)
+    return n.op('_np_reshape', n.op('size_array', n.input(0)), newshape=())
+
+
+@converter('Cast', attributes=('to', 'saturate', 'round_mode'))
+def _cast_op(n):
+    dtype = onnx_dtype(n.attr('to'), "ONNX node '%s' (Cast, opset %s): attribute to"
+                       % (n.name, n.opset))
+    return _cast(n, n.input(0), dtype)
+
+
+@converter('CastLike', attributes=('saturate', 'round_mode'), folds_on=(0,))
+def _cast_like(n):
+    return _cast(n, n.input(0), n.dtype(1))
+
+
+@converter('Constant', attributes=('value', 'value_float', 'value_floats', 'value_int',
+                                   'value_ints', 'sparse_value', 'value_string',
+                                   'value_strings'))
+def _constant(n):
+    for key, dtype in (('value', None), ('value_float', np.float32),
+                       ('value_floats', np.float32), ('value_int', np.int64),
+                       ('value_ints', np.int64)):
+        if key in n.attrs:
+            return np.asarray(n.attrs[key], dtype=dtype)
+    if 'sparse_value' in n.attrs:
+        raise n.unsupported('sparse_value', '<SparseTensorProto>',
+                            'neomx imports dense tensors only')
+    raise n.error("string constants have no neomx counterpart")
+
+
+@converter('ConstantOfShape', attributes=('value',))
+def _constant_of_shape(n):
+    value = np.asarray(n.attr('value', np.zeros(1, np.float32)))
+    shape = _ints(n.const(0, 'shape'))
+    return n.op('_npi_full', shape=shape, value=float(value.reshape(-1)[0]),
+                dtype=_np_dtype_name(value, n.name))
+
+
+@converter('Range')
+def _range(n):
+    start, limit, delta = (n.const(i, w) for i, w in enumerate(('start', 'limit', 'delta')))
+    dtype = _np_dtype_name(np.asarray(start), n.name)
+    count = max(int(np.ceil((limit.item() - start.item()) / delta.item())), 0)
+    if count == 0:
+        return np.zeros((0,), dtype=start.dtype)
+    return n.op('_npi_arange', start=start.item(), stop=start.item() + count * delta.item(),
+                step=delta.item(), dtype=dtype)
+
+
+@converter('EyeLike', attributes=('dtype', 'k'))
+def _eye_like(n):
+    shape = n.static_shape(0, 'for EyeLike')
+    dtype = (onnx_dtype(n.attr('dtype'), "ONNX node '%s' (EyeLike): attribute dtype" % n.name)
+             if n.attr('dtype') is not None else n.dtype(0))
+    return n.op('_npi_eye', N=shape[0], M=shape[1], k=n.attr('k', 0), dtype=dtype)
+
+
+@converter('DepthToSpace', attributes=('blocksize', 'mode'))
+def _depth_to_space(n):
+    b = n.attr('blocksize')
+    x = n.input(0)
+    if n.attr('mode', 'DCR') == 'DCR':
+        return n.op('depth_to_space', x, block_size=b)
+    shape = n.static_shape(0, 'for DepthToSpace in CRD mode')
+    bn, c, h, w = shape
+    y = _reshape(n, x, (bn, c // (b * b), b, b, h, w))
+    y = n.op('transpose', y, axes=(0, 1, 4, 2, 5, 3))
+    return _reshape(n, y, (bn, c // (b * b), h * b, w * b))
+
+
+@converter('SpaceToDepth', attributes=('blocksize',))
+def _space_to_depth(n):
+    return n.op('space_to_depth', n.input(0), block_size=n.attr('blocksize'))
+
+
+@converter('Pad', attributes=('mode', 'pads', 'value', 'paddings'))
+def _pad(n):
+    x = n.input(0)
+    mode = n.attr('mode', 'constant')
+    rank = n.rank(0)
+    if n.opset < 11:
+        pads = n.attr('pads', n.attr('paddings'))
+        value = n.attr('value', 0.0)
+        axes = tuple(range(rank))
+    else:
+        pads = _ints(n.const(1, 'pads'))
+        value = _scalar(n.const(2, 'constant_value')) if n.has(2) else 0
+        axes = _ints(n.const(3, 'axes')) if n.has(3) else tuple(range(rank))
+    axes = [_norm(a, rank) for a in axes]
+    k = len(axes)
+    width = [[0, 0] for _ in range(rank)]
+    for i, a in enumerate(axes):
+        width[a] = [int(pads[i]), int(pads[i + k])]
+    if any(p < 0 for w in width for p in w):      # negative pads crop
+        shape = n.shape(0)
+        x = n.op('slice', x, begin=tuple(max(0, -w[0]) for w in width),
+                 end=tuple(None if w[1] >= 0 else shape[i] + w[1]
+                           for i, w in enumerate(width)))
+        width = [[max(0, p) for p in w] for w in width]
+    modes = {'constant': 'constant', 'reflect': 'reflect', 'edge': 'edge', 'wrap': 'wrap'}
+    if mode not in modes:
+        raise n.unsupported('mode')
+    attrs = {'constant_values': value} if mode == 'constant' else {}
+    return n.op('_npi_pad', x, pad_width=tuple(tuple(w) for w in width), mode=modes[mode],
+                **attrs)
+
+
+# -- indexing ------------------------------------------------------------------------------
+
+def _wrap_negative(n, idx, size):
+    """Indices with the negative ones counted from the end of an axis of ``size``."""
+    neg = n.op('_npi_less_scalar', idx, scalar=0)
+    return n.op('_npi_where', neg, n.op('_plus_scalar', idx, scalar=size), idx)
+
+
+@converter('Gather', attributes=('axis',))
+def _gather(n):
+    axis = _norm(n.attr('axis', 0), n.rank(0))
+    return n.op('take', n.input(0), n.input(1), axis=axis, mode='wrap')
+
+
+@converter('GatherElements', attributes=('axis',))
+def _gather_elements(n):
+    axis = _norm(n.attr('axis', 0), n.rank(0))
+    size = n.shape(0)[axis]
+    idx = _wrap_negative(n, n.input(1), size)
+    return n.op('_npi_take_along_axis', n.input(0), idx, axis=axis)
+
+
+@converter('GatherND', attributes=('batch_dims',))
+def _gather_nd(n):
+    if n.attr('batch_dims', 0):
+        raise n.unsupported('batch_dims', why="MXNet's gather_nd has no batch dimensions")
+    idx = n.input(1)
+    rank = n.rank(1)
+    idx = n.op('transpose', idx, axes=(rank - 1,) + tuple(range(rank - 1)))
+    return n.op('gather_nd', n.input(0), idx)
+
+
+@converter('OneHot', attributes=('axis',))
+def _one_hot(n):
+    depth = int(_scalar(n.const(1, 'depth')))
+    values = n.const(2, 'values')
+    off, on = values.reshape(-1)[:2]
+    idx = _wrap_negative(n, n.input(0), depth)
+    rank = n.rank(0) + 1
+    axis = _norm(n.attr('axis', -1), rank)
+    hot = n.op('one_hot', idx, depth=depth, on_value=float(on), off_value=float(off),
+               dtype=_np_dtype_name(values, n.name))
+    if axis != rank - 1:
+        hot = n.op('_np_moveaxis', hot, source=rank - 1, destination=axis)
+    return hot
+
+
+@converter('TopK', attributes=('axis', 'k', 'largest', 'sorted'))
+def _topk_op(n):
+    k = n.attr('k') if n.opset < 10 else int(_scalar(n.const(1, 'K')))
+    axis = _norm(n.attr('axis', -1), n.rank(0))
+    x = n.input(0)
+    order = n.op('argsort', x, axis=axis, is_ascend=not n.attr('largest', 1), dtype='int64')
+    idx = n.op('slice_axis', order, axis=axis, begin=0, end=k)
+    return [n.op('_npi_take_along_axis', x, idx, axis=axis), idx]
+
+
+def _arg_reduce(opname):
+    def convert(n):
+        x = n.input(0)
+        rank = n.rank(0)
+        axis = _norm(n.attr('axis', 0), rank)
+        keep = bool(n.attr('keepdims', 1))
+        if n.attr('select_last_index', 0):
+            size = n.shape(0)[axis]
+            if size is None:
+                raise n.error("select_last_index needs the size of axis %d" % axis)
+            r = n.op(opname, n.op('reverse', x, axis=axis), axis=axis, keepdims=keep)
+            r = n.op('_rminus_scalar', n.op('Cast', r, dtype='int64'), scalar=size - 1)
+            return r
+        return n.op('Cast', n.op(opname, x, axis=axis, keepdims=keep), dtype='int64')
+    return convert
+
+
+converter('ArgMax', attributes=('axis', 'keepdims', 'select_last_index'))(_arg_reduce('argmax'))
+converter('ArgMin', attributes=('axis', 'keepdims', 'select_last_index'))(_arg_reduce('argmin'))
+
+
+@converter('Compress', attributes=('axis',))
+def _compress(n):
+    cond = np.asarray(n.const(1, 'condition')).astype(bool)
+    idx = np.nonzero(cond)[0].astype(np.int64)
+    x = n.input(0)
+    axis = n.attr('axis')
+    if axis is None:
+        x = n.op('_np_reshape', x, newshape=(-1,))
+        axis = 0
+    axis = _norm(axis, n.rank(0) if n.attr('axis') is not None else 1)
+    n.g._params[n.name + '/indices'] = idx
+    return n.op('take', x, n.g._symbol_of(n.name + '/indices', 'indices'), axis=axis)
+
+
+@converter('NonZero')
+def _nonzero(n):
+    x = n.const(0, 'X (its nonzero count decides the output shape)')
+    return np.array(np.nonzero(x), dtype=np.int64)
+
+
+@converter('Trilu', attributes=('upper',))
+def _trilu(n):
+    k = int(_scalar(n.const(1, 'k'))) if n.has(1) else 0
+    return n.op('_npi_tril', n.input(0), k=k, lower=not n.attr('upper', 1))
+
+
+@converter('CumSum', attributes=('exclusive', 'reverse'))
+def _cumsum(n):
+    axis = _norm(int(_scalar(n.const(1, 'axis'))), n.rank(0))
+    x = n.input(0)
+    rev = n.attr('reverse', 0)
+    if rev:
+        x = n.op('reverse', x, axis=axis)
+    y = n.op('_np_cumsum', x, axis=axis, dtype=n.dtype(0))
+    if n.attr('exclusive', 0):
+        y = n.op('broadcast_sub', y, x)
+    if rev:
+        y = n.op('reverse', y, axis=axis)
+    return y
+
+
+@converter('ReverseSequence', attributes=('batch_axis', 'time_axis'))
+def _reverse_sequence(n):
+    time_axis, batch_axis = n.attr('time_axis', 0), n.attr('batch_axis', 1)
+    x = n.input(0)
+    if (time_axis, batch_axis) == (1, 0):
+        x = n.op('SwapAxis', x, dim1=0, dim2=1)
+    lens = n.op('Cast', n.input(1), dtype=n.dtype(0)) if _is_float(n.dtype(0)) else n.input(1)
+    y = n.op('SequenceReverse', x, lens, use_sequence_length=True)
+    if (time_axis, batch_axis) == (1, 0):
+        y = n.op('SwapAxis', y, dim1=0, dim2=1)
+    return y
+
+
+# -- reductions ----------------------------------------------------------------------------
+
+def _reduce(kind):
+    def convert(n):
+        x = n.input(0)
+        since = 13 if n.op_type == 'ReduceSum' else 18
+        axes = _axes_arg(n, 'axes', 1, since)
+        keep = bool(n.attr('keepdims', 1))
+        rank = n.rank(0)
+        if not axes:
+            if axes is not None or (n.opset >= since and n.attr('noop_with_empty_axes', 0)):
+                if n.attr('noop_with_empty_axes', 0):
+                    return n.op('_copy', x)
+            axes = tuple(range(rank))
+        axes = tuple(sorted(_norm(a, rank) for a in axes))
+        dt = n.dtype(0)
+        if kind == 'sum':
+            return n.op('_np_sum', x, axis=axes, keepdims=keep)
+        if kind == 'mean':
+            return n.op('_npi_mean', x, axis=axes, keepdims=keep)
+        if kind in ('max', 'min'):
+            shape = n.shape(0)
+            if _static(shape) and any(shape[a] == 0 for a in axes):
+                if dt == 'bool':
+                    value = kind == 'min'
+                elif _is_float(dt):
+                    value = -np.inf if kind == 'max' else np.inf
+                else:
+                    info = np.iinfo(np.dtype(dt))
+                    value = int(info.min if kind == 'max' else info.max)
+                out = [1 if a in axes else d for a, d in enumerate(shape)] if keep else \
+                    [d for a, d in enumerate(shape) if a not in axes]
+                return _filled(n, out, value, dt)
+            return n.op('_np_' + kind, x, axis=axes, keepdims=keep)
+        if kind == 'prod':
+            return n.op('_np_prod', x, axis=axes, keepdims=keep)
+        if kind == 'l1':
+            return n.op('_np_sum', n.op('abs', x), axis=axes, keepdims=keep)
+        if kind == 'l2':
+            return n.op('sqrt', n.op('_np_sum', n.op('square', x), axis=axes, keepdims=keep))
+        if kind == 'sumsquare':
+            return n.op('_np_sum', n.op('square', x), axis=axes, keepdims=keep)
+        if kind == 'logsum':
+            return n.op('log', n.op('_np_sum', x, axis=axes, keepdims=keep))
+        if kind == 'logsumexp':
+            return n.op('log', n.op('_np_sum', n.op('exp', x), axis=axes, keepdims=keep))
+        raise AssertionError(kind)
+    return convert
+
+
+for _t, _k in (('ReduceSum', 'sum'), ('ReduceMean', 'mean'), ('ReduceMax', 'max'),
+               ('ReduceMin', 'min'), ('ReduceProd', 'prod'), ('ReduceL1', 'l1'),
+               ('ReduceL2', 'l2'), ('ReduceSumSquare', 'sumsquare'),
+               ('ReduceLogSum', 'logsum'), ('ReduceLogSumExp', 'logsumexp')):
+    converter(_t, attributes=('axes', 'keepdims', 'noop_with_empty_axes'))(_reduce(_k))
+
+
+# -- recurrent layers ----------------------------------------------------------------------
+
+# ONNX's gate order in W, R and B, as indices into MXNet's (cuDNN's and torch's) order.
+_GATE_ORDER = {'LSTM': (0, 2, 3, 1),      # ONNX i o f c -> i f c o
+               'GRU': (1, 0, 2),          # ONNX z r h -> r z n
+               'RNN': (0,)}
+_DEFAULT_ACTS = {'LSTM': ('sigmoid', 'tanh', 'tanh'), 'GRU': ('sigmoid', 'tanh'),
+                 'RNN': ('tanh',)}
+
+
+def _gates(n, w, gates, hidden):
+    """Rows of one direction's weight or bias reordered from ONNX's gate order."""
+    order = _GATE_ORDER[n.op_type]
+    if order == tuple(range(len(order))):
+        return w
+    parts = [n.op('slice_axis', w, axis=0, begin=g * hidden, end=(g + 1) * hidden)
+             for g in order]
+    return n.op('Concat', *parts, dim=0, num_args=len(parts))
+
+
+def _rnn(n):
+    kind = n.op_type
+    hidden = n.attr('hidden_size')
+    direction = n.attr('direction', 'forward')
+    if direction not in ('forward', 'reverse', 'bidirectional'):
+        raise n.unsupported('direction')
+    dirs = 2 if direction == 'bidirectional' else 1
+    acts = tuple(a.lower() for a in n.attr('activations', ())) or \
+        _DEFAULT_ACTS[kind] * dirs
+    if kind == 'RNN':
+        if acts not in (('tanh',) * dirs, ('relu',) * dirs):
+            raise n.unsupported('activations', why="MXNet's RNN has tanh or relu cells")
+        mode = 'rnn_' + acts[0]
+    else:
+        if acts != _DEFAULT_ACTS[kind] * dirs:
+            raise n.unsupported('activations', why="MXNet's %s cells use sigmoid and tanh"
+                                % kind)
+        mode = kind.lower()
+    for a in ('activation_alpha', 'activation_beta', 'clip'):
+        if n.attr(a) is not None:
+            raise n.unsupported(a)
+    if kind == 'LSTM' and n.attr('input_forget', 0):
+        raise n.unsupported('input_forget')
+    if kind == 'GRU' and not n.attr('linear_before_reset', 0):
+        raise n.unsupported('linear_before_reset', 0, "MXNet's GRU applies the reset gate "
+                            "after the recurrent weight (linear_before_reset=1)")
+    if kind == 'LSTM' and n.has(7):
+        p = n.const(7, 'P') if n.is_const(7) else None
+        if p is None or np.any(p != 0):
+            raise n.error("peephole weights (input P) are not supported")
+    layout = n.attr('layout', 0)
+    x = n.input(0)
+    if layout:
+        x = n.op('transpose', x, axes=(1, 0, 2))
+    gates = len(_GATE_ORDER[kind])
+    w, r, b = n.input(1), n.input(2), n.input(3)
+    weights, biases = [], []
+    for d in range(dirs):
+        wd = n.op('squeeze', n.op('slice_axis', w, axis=0, begin=d, end=d + 1), axis=0)
+        rd = n.op('squeeze', n.op('slice_axis', r, axis=0, begin=d, end=d + 1), axis=0)
+        weights += [_gates(n, wd, gates, hidden), _gates(n, rd, gates, hidden)]
+        if b is not None:
+            bd = n.op('squeeze', n.op('slice_axis', b, axis=0, begin=d, end=d + 1), axis=0)
+            for k in range(2):
+                part = n.op('slice_axis', bd, axis=0, begin=k * gates * hidden,
+                            end=(k + 1) * gates * hidden)
+                biases.append(_gates(n, part, gates, hidden))
+    flat = [n.op('Reshape', p, shape=(-1,)) for p in weights]
+    if b is None:
+        zeros = n.op('zeros_like', n.op('slice_axis', flat[0], axis=0, begin=0,
+                                        end=gates * hidden))
+        biases = [zeros] * (2 * dirs)
+    flat += biases
+    params = n.op('Concat', *flat, dim=0, num_args=len(flat))
+    # the initial states, zeros when absent: (directions, batch, hidden)
+    def state(i):
+        s = n.input(i)
+        if s is not None:
+            return n.op('transpose', s, axes=(1, 0, 2)) if layout else s
+        first = n.op('slice_axis', x, axis=0, begin=0, end=1)
+        z = n.op('_np_sum', n.op('zeros_like', first), axis=2, keepdims=True)
+        return n.op('broadcast_to', z, shape=(dirs, 0, hidden))
+    h0 = state(5)
+    c0 = state(6) if kind == 'LSTM' else None
+    lens = n.input(4)
+    if direction == 'reverse':
+        if lens is not None:
+            raise n.error("direction='reverse' with sequence_lens is not supported")
+        x = n.op('reverse', x, axis=0)
+    attrs = dict(state_size=hidden, num_layers=1, bidirectional=dirs == 2, mode=mode,
+                 state_outputs=True)
+    args = [x, params, h0] + ([c0] if kind == 'LSTM' else [])
+    if lens is not None:
+        args.append(n.op('Cast', lens, dtype='int32'))
+        attrs['use_sequence_length'] = True
+    out = n.op('RNN', *args, **attrs)
+    y = out[0]
+    if direction == 'reverse':
+        y = n.op('reverse', y, axis=0)
+    y = n.op('Reshape', y, shape=(0, 0, dirs, hidden))        # (seq, batch, dirs, hidden)
+    states = [out[1]] + ([out[2]] if kind == 'LSTM' else [])
+    if layout:
+        y = n.op('transpose', y, axes=(1, 0, 2, 3))            # (batch, seq, dirs, hidden)
+        states = [n.op('transpose', s, axes=(1, 0, 2)) for s in states]
+    else:
+        y = n.op('transpose', y, axes=(0, 2, 1, 3))            # (seq, dirs, batch, hidden)
+    return [y] + states
+
+
+converter('LSTM', attributes=('activation_alpha', 'activation_beta', 'activations', 'clip',
+                              'direction', 'hidden_size', 'input_forget', 'layout'))(_rnn)
+converter('GRU', attributes=('activation_alpha', 'activation_beta', 'activations', 'clip',
+                             'direction', 'hidden_size', 'linear_before_reset',
+                             'layout'))(_rnn)
+converter('RNN', attributes=('activation_alpha', 'activation_beta', 'activations', 'clip',
+                             'direction', 'hidden_size', 'layout'))(_rnn)
+
+
+# -- operators defined as functions of others ----------------------------------------------
+
+def function_body(n):
+    """A converter for ONNX operator ``n`` that ONNX defines as a function of other operators
+    (its schema's body for the node's opset, or the body built for the node's attributes and
+    input types), or None."""
+    import onnx
+    from onnx import defs
+    try:
+        schema = defs.get_schema(n.op_type, n.opset, n.proto.domain)
+    except Exception:
+        return None
+    fn = None
+    try:
+        if schema.has_function:
+            versions = [v for v in schema.function_opset_versions if v <= n.opset]
+            if versions:
+                fn = onnx.FunctionProto()
+                fn.ParseFromString(schema.get_function_with_opset_version(max(versions)))
+            else:
+                fn = schema.function_body
+        elif schema.has_context_dependent_function:
+            types = []
+            for i, name in enumerate(n.input_names):
+                t = onnx.TypeProto()
+                if name:
+                    t.tensor_type.elem_type = _onnx_type_of(n.dtype(i))
+                types.append(t.SerializeToString())
+            versions = [v for v in schema.context_dependent_function_opset_versions
+                        if v <= n.opset]
+            if versions:
+                data = schema.get_context_dependent_function_with_opset_version(
+                    max(versions), n.proto.SerializeToString(), types)
+            else:
+                data = schema.get_context_dependent_function(n.proto.SerializeToString(),
+                                                             types)
+            fn = onnx.FunctionProto()
+            fn.ParseFromString(data)
+    except ONNXImportError:
+        raise
+    except Exception:
+        return None
+    if fn is None or not fn.node:
+        return None
+
+    def convert(node):
+        inline_function(node.g, node.proto, fn, {'': node.opset})
+    convert.attributes = None
+    convert.random = False
+    convert.expanded = True
+    return convert
+
+
+def _onnx_type_of(dtype):
+    from .import_onnx import _ONNX_DTYPES
+    return {v: k for k, v in _ONNX_DTYPES.items()}[dtype]
