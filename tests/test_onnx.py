@@ -64,3 +64,18 @@ def test_dynamic_batch_and_errors(tmp_path):
     net = nn.Dense(2)
     with pytest.raises(MXNetError, match='hybridize'):
         export_block(net, str(tmp_path / 'x.onnx'))
+
+
+def test_export_of_stable_sort_gather_along_axis_and_expm1(tmp_path):
+    # torch's exporter has no form of these kernels' calls; export gives them ONNX's
+    data = mx.sym.var('data')
+    order = mx.sym.argsort(data, axis=1, is_ascend=False, dtype='int64')
+    top = mx.sym._internal._npi_take_along_axis(data, order, axis=1)
+    out = mx.sym.Group([top, mx.sym.expm1(data), mx.sym.sinh(data)])
+    x = np.array([[1.0, 3.0, 3.0, -2.0], [0.5, 0.5, 0.5, 4.0]], dtype=np.float32)
+    path = export_model(out, {}, [x.shape], np.float32, str(tmp_path / 'sort.onnx'),
+                        opset_version=17)
+    got = run_onnx(path, data=x)
+    np.testing.assert_allclose(got[0], -np.sort(-x, axis=1))
+    np.testing.assert_allclose(got[1], np.expm1(x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[2], np.sinh(x), rtol=1e-5)

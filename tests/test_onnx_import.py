@@ -118,6 +118,28 @@ class _GRU(torch.nn.Module):
         return self.rnn(x)[0]
 
 
+class _UNet(torch.nn.Module):
+    """Down and up again: strided convolution, max pooling, bilinear and nearest upsampling
+    (ONNX Resize), a transposed convolution, concatenations."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.mid = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.up = torch.nn.ConvTranspose2d(8, 4, 2, stride=2)
+        self.out = torch.nn.Conv2d(4 + 8 + 3, 2, 1)
+
+    def forward(self, x):
+        d = torch.relu(self.down(x))
+        m = torch.relu(self.mid(torch.nn.functional.max_pool2d(d, 2)))
+        near = torch.nn.functional.interpolate(m, scale_factor=4, mode='nearest')
+        bil = torch.nn.functional.interpolate(d, size=x.shape[2:], mode='bilinear',
+                                              align_corners=False)
+        up = torch.nn.functional.interpolate(self.up(m), scale_factor=2, mode='bilinear',
+                                             align_corners=True)
+        return self.out(torch.cat([up, bil[:, :8] + near, x], 1))
+
+
 def _random_statistics(model):
     g = torch.Generator().manual_seed(1)
     for m in model.modules():
@@ -138,16 +160,27 @@ _TORCH_MODELS = [
     ('encoder', _Encoder, lambda: torch.randint(0, 50, (2, 7)), {}, (1e-4, 1e-5)),
     ('lstm', _LSTM, lambda: torch.randn(3, 5, 8), {}, (1e-5, 1e-6)),
     ('gru', _GRU, lambda: torch.randn(4, 2, 6), {}, (1e-5, 1e-6)),
+    ('unet', _UNet, lambda: torch.randn(1, 3, 16, 16), {}, (1e-5, 1e-5)),
 ]
 
 
-@pytest.mark.parametrize('name,make,data,kwargs,tol', _TORCH_MODELS,
-                         ids=[m[0] for m in _TORCH_MODELS])
-def test_pytorch_models_match_onnxruntime(tmp_path, name, make, data, kwargs, tol):
+# Each model exported for several opsets: the older forms of operators (Slice, Pad, Squeeze,
+# Clip, Split, reductions with attributes instead of inputs) go through the same converters.
+# (torch writes the encoder's attention from opset 15, the recurrent layers from opset 9;
+# its align_corners upsampling from opset 11.)
+_OPSETS = {'cnn': (7, 11, 17), 'resnet': (9, 13, 20), 'encoder': (15, 18),
+           'lstm': (9, 14, 17), 'gru': (11, 17), 'unet': (11, 13, 17)}
+
+
+@pytest.mark.parametrize('name,make,data,kwargs,tol,opset',
+                         [m + (v,) for m in _TORCH_MODELS for v in _OPSETS[m[0]]],
+                         ids=['%s-opset%d' % (m[0], v) for m in _TORCH_MODELS
+                              for v in _OPSETS[m[0]]])
+def test_pytorch_models_match_onnxruntime(tmp_path, name, make, data, kwargs, tol, opset):
     torch.manual_seed(0)
     model, x = make(), data()
     path = torch_export(model, (x,), tmp_path / (name + '.onnx'), input_names=['x'],
-                        output_names=['y'], opset_version=17, **kwargs)
+                        output_names=['y'], opset_version=opset, **kwargs)
     ref, = ort_run(path, {'x': x.numpy()})
     (out,), sym, arg_params, aux_params = run_imported(path, {'x': x.numpy()})
     np.testing.assert_allclose(out, ref, rtol=tol[0], atol=tol[1])
@@ -407,3 +440,38 @@ def test_unsupported_node_tests_fail_with_import_errors():
         r = backend_suite.run_case(*case)
         assert r['result'] == 'unsupported', r
         assert r['message'].startswith(("ONNX node '", 'graph input')), r['message']
+
+
+def test_constants_a_converter_makes_are_not_trained(tmp_path):
+    # Resize's interpolation matrices and indices are constants of the graph: in a
+    # SymbolBlock they take no gradient, the model's weights do
+    model, x = _UNet(), torch.randn(1, 3, 16, 16)
+    path = torch_export(model, (x,), tmp_path / 'unet.onnx', input_names=['x'],
+                        output_names=['y'], opset_version=17)
+    net = mx.contrib.onnx.import_to_gluon(path, mx.cpu())
+    params = net.collect_params()
+    fixed = [k for k, p in params.items() if p.grad_req == 'null']
+    assert fixed and all('/weights' in k or '/indices' in k for k in fixed)
+    assert {'down.weight', 'up.weight', 'out.bias'} <= {k for k, p in params.items()
+                                                      if p.grad_req == 'write'}
+    np.testing.assert_allclose(net(nd.array(x.numpy())).asnumpy(),
+                               ort_run(path, {'x': x.numpy()})[0], rtol=1e-5, atol=1e-5)
+
+
+def test_if_with_a_constant_condition_is_inlined():
+    def branch(name, value):
+        out = helper.make_tensor_value_info('r', TensorProto.FLOAT, (2, 3))
+        node = helper.make_node('Mul', ['x', name], ['r'])
+        c = helper.make_tensor(name, TensorProto.FLOAT, (), [value])
+        return helper.make_graph([node], name, [], [out], [c])
+    cond = helper.make_tensor('cond', TensorProto.BOOL, (), [False])
+    node = helper.make_node('If', ['cond'], ['y'], name='choose',
+                            then_branch=branch('two', 2.0), else_branch=branch('three', 3.0))
+    m = _model([node], [_vi('x')], [_vi('y')], inits=[cond])
+    out, = backend.prepare(m).run([np.ones((2, 3), np.float32)])
+    assert out.tolist() == [[3.0] * 3] * 2
+    # a condition known only at run time is control flow: not imported
+    m = _model([node], [_vi('x'), _vi('cond', TensorProto.BOOL, ())], [_vi('y')])
+    with pytest.raises(ONNXImportError, match=r"ONNX node 'choose' \(If, opset 13\): the "
+                                              r"condition is computed at run time"):
+        mx.contrib.onnx.import_model(m)

@@ -286,3 +286,27 @@ def test_boolean_mask_in_a_graph_and_a_hybridized_block():
     out.backward()
     assert out.asnumpy().tolist() == [[2, 4], [10, 12]]
     assert data.grad.asnumpy().tolist() == [[2, 2], [0, 0], [2, 2]]
+
+
+@pytest.mark.parametrize('reduction', ['none', 'add', 'max'])
+def test_scatter_elements(ctx, reduction):
+    data = np.random.RandomState(0).randn(3, 4)
+    # distinct positions per column for 'none' (a repeated one keeps an arbitrary write)
+    idx = np.array([[2, 0, 1, -1], [0, 1, 2, 0]], dtype=np.int64)
+    upd = np.random.RandomState(1).randn(2, 4)
+
+    def ref(d, i, u):
+        out = d.copy()
+        for r in range(i.shape[0]):
+            for c in range(i.shape[1]):
+                row = i[r, c] % d.shape[0]
+                if reduction == 'none':
+                    out[row, c] = u[r, c]
+                elif reduction == 'add':
+                    out[row, c] += u[r, c]
+                else:
+                    out[row, c] = max(out[row, c], u[r, c])
+        return out
+    check_op(lambda d, i, u: nd._internal._scatter_elements(d, i, u, axis=0,
+                                                           reduction=reduction),
+             ref, [data, idx, upd], ctx, wrt=[0, 2])

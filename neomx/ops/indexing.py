@@ -443,3 +443,28 @@ def _fill_element_0index(lhs, mhs, rhs):
 
 register('choose_element_0index', inputs=('lhs', 'rhs'))(_choose_element_0index)
 register('fill_element_0index', inputs=('lhs', 'mhs', 'rhs'))(_fill_element_0index)
+
+
+_SCATTER_REDUCE = {'add': 'sum', 'mul': 'prod', 'max': 'amax', 'min': 'amin'}
+
+
+def _scatter_elements(data, indices, updates, axis=0, reduction='none'):
+    """A copy of ``data`` with ``updates`` written along ``axis`` at ``indices`` (of the
+    updates' shape; negative ones count from the end), or combined with what is there by
+    ``reduction`` (add, mul, max, min): ONNX's ScatterElements, torch's scatter. MXNet has no
+    such operator; ONNX import needs it (ScatterND goes through it too)."""
+    axis = _norm_axis(axis, data.dim())
+    if indices.shape != updates.shape:
+        raise ShapeError("_scatter_elements: indices %s and updates %s differ in shape"
+                         % (tuple(indices.shape), tuple(updates.shape)))
+    idx = torch.where(indices < 0, indices + data.shape[axis], indices).long()
+    updates = updates.to(data.dtype)
+    if reduction == 'none':
+        return data.scatter(axis, idx, updates)
+    return data.scatter_reduce(axis, idx, updates, reduce=_SCATTER_REDUCE[reduction])
+
+
+register('_scatter_elements', inputs=('data', 'indices', 'updates'),
+         attrs={'axis': Int(0), 'reduction': Enum('none', 'add', 'mul', 'max', 'min',
+                                                  default='none')},
+         infer=lambda attrs, shapes, dtypes: ((shapes[0],), (dtypes[0],)))(_scatter_elements)

@@ -129,9 +129,62 @@ def export_block(block, onnx_file_path, *example_inputs, dynamic=False, verbose=
                    arrays, sym.list_outputs(), onnx_file_path, dynamic, verbose, opset_version)
 
 
+_SYMBOLICS = []
+
+
+def _register_symbolics():
+    """ONNX forms of torch calls that kernels make and torch's exporter has none for (once):
+    ``take_along_dim`` (``_npi_take_along_axis``) is GatherElements, a stable ``sort``
+    (``argsort``, ``sort``) is TopK over the whole axis, which ONNX defines as stable, the
+    hyperbolic functions and ``isposinf``/``isneginf`` are ONNX's operators of those names,
+    ``expm1`` is Exp minus 1."""
+    if _SYMBOLICS:
+        return
+    from torch.onnx import register_custom_op_symbolic, symbolic_helper as sh
+
+    def take_along_dim(g, self, indices, dim):
+        return g.op('GatherElements', self, indices, axis_i=sh._get_const(dim, 'i', 'dim'))
+
+    def sort(g, self, *args):
+        # aten::sort(self, dim, descending) or aten::sort.stable(self, stable, dim, descending)
+        if len(args) == 3:
+            _, dim, descending = args
+        else:
+            dim, descending = args[:2]
+        dim = sh._get_const(dim, 'i', 'dim')
+        descending = sh._get_const(descending, 'b', 'descending')
+        size = g.op('Gather', g.op('Shape', self),
+                    g.op('Constant', value_t=torch.tensor([dim], dtype=torch.int64)), axis_i=0)
+        return g.op('TopK', self, size, axis_i=dim, largest_i=int(bool(descending)),
+                    sorted_i=1, outputs=2)
+
+    def unary(onnx_op, **attrs):
+        return lambda g, self: g.op(onnx_op, self, **attrs)
+
+    def expm1(g, self):
+        one = sh._if_scalar_type_as(torch.tensor(1.0), self)
+        return g.op('Sub', g.op('Exp', self), g.op('Constant', value_t=one))
+
+    import torch
+    for opset in range(7, _opset_range()[1] + 1):
+        register_custom_op_symbolic('aten::take_along_dim', take_along_dim, opset)
+        register_custom_op_symbolic('aten::expm1', expm1, opset)
+        if opset >= 9:
+            for name in ('sinh', 'cosh', 'asinh', 'acosh', 'atanh'):
+                register_custom_op_symbolic('aten::' + name, unary(name.capitalize()), opset)
+        if opset >= 10:
+            register_custom_op_symbolic('aten::sort', sort, opset)
+            register_custom_op_symbolic('aten::isposinf', unary('IsInf', detect_negative_i=0),
+                                        opset)
+            register_custom_op_symbolic('aten::isneginf', unary('IsInf', detect_positive_i=0),
+                                        opset)
+    _SYMBOLICS.append(True)
+
+
 def _export(graph, data_names, shapes, types, param_names, arrays, output_names, path, dynamic,
             verbose, opset_version):
     import torch
+    _register_symbolics()
     ctx = cpu()
     prog = compile_program(graph, data_names + param_names,
                            list(shapes) + [a.shape for a in arrays],
@@ -151,8 +204,9 @@ def _export(graph, data_names, shapes, types, param_names, arrays, output_names,
             return fn(*xs, *ps, device=torch.device('cpu'))
 
     from ..base import dtype_torch
-    # ones, not zeros, to trace with: an integer division by a zero input raises
-    dummy = tuple(torch.ones(s, dtype=dtype_torch(t)) for s, t in zip(shapes, types))
+    # zeros to trace with, ones for integers (an integer division by zero raises)
+    dummy = tuple((torch.zeros if dtype_torch(t).is_floating_point else torch.ones)(
+        s, dtype=dtype_torch(t)) for s, t in zip(shapes, types))
     dyn = None
     if dynamic:
         dyn = {n: {0: 'batch'} for n in list(data_names) + list(output_names)}

@@ -157,6 +157,10 @@ def model_cases(pattern=None):
     return out
 
 
+# The opset the export check writes (torch's TorchScript exporter writes up to 20).
+EXPORT_OPSET = 17
+
+
 def _opset(model):
     v = [o.version for o in model.opset_import if o.domain in ('', 'ai.onnx')]
     return max(v) if v else None
@@ -205,6 +209,7 @@ def _check_export(rep, data_sets, rtol, atol):
     from onnx.backend.test.runner import Runner
     from ...symbol.onnx import export_model
     from ...util import np_shape
+    from .onnx2mx.import_onnx import _np_dtype_name
     from onnx.backend.test.runner import _normalize_tensor
     inputs, expected = data_sets[0]
     inputs = [_normalize_tensor(t) for t in inputs]
@@ -220,7 +225,8 @@ def _check_export(rep, data_sets, rtol, atol):
             path = os.path.join(tmp, 'model.onnx')
             with np_shape(True):
                 export_model(sym, params, [np.shape(feeds[n]) for n in data],
-                             [np.asarray(feeds[n]).dtype for n in data], path)
+                             [_np_dtype_name(np.asarray(feeds[n]), n) for n in data], path,
+                             opset_version=EXPORT_OPSET)
             sess = ort.InferenceSession(path, providers=['CPUExecutionProvider'])
             names = [i.name for i in sess.get_inputs()]
             outs = sess.run(None, {k: np.asarray(feeds[k]) for k in names})
@@ -257,22 +263,25 @@ def report(results, out=sys.stdout):
         fam = family_of(op) if op else 'multi-operator models'
         if _base_name(r['name']) != r['name']:
             fam += ' (expanded)'
-        by_fam[fam][r['result']] += 1
-        by_range[_range(r['opset'])][r['result']] += 1
+        for table, key in ((by_fam, fam), (by_range, _range(r['opset']))):
+            table[key][r['result']] += 1
+            table[key]['exported'] += r['export'] == 'pass'
+        
     cols = ('pass', 'fail', 'error', 'unsupported')
-    print('%-40s %6s %6s %6s %6s %6s' % (('family',) + cols + ('total',)), file=out)
-    for fam in sorted(by_fam):
-        c = by_fam[fam]
-        print('%-40s %6d %6d %6d %6d %6d' % ((fam,) + tuple(c[k] for k in cols) +
-                                              (sum(c.values()),)), file=out)
-    print(file=out)
-    print('%-40s %6s %6s %6s %6s %6s' % (('opset',) + cols + ('total',)), file=out)
-    for rng in sorted(by_range):
-        c = by_range[rng]
-        print('%-40s %6d %6d %6d %6d %6d' % ((rng,) + tuple(c[k] for k in cols) +
-                                              (sum(c.values()),)), file=out)
+    exported = any(r['export'] is not None for r in results)
+    extra = ('exported',) if exported else ()
+    line = '%-40s' + ' %6s' * (len(cols) + 1 + len(extra))
+    for title, table in (('family', by_fam), ('opset', by_range)):
+        print(line % ((title,) + cols + ('total',) + extra), file=out)
+        for key in sorted(table):
+            c = table[key]
+            print(line % ((key,) + tuple(c[k] for k in cols) + (sum(c[k] for k in cols),) +
+                          ((c['exported'],) if exported else ())), file=out)
+        print(file=out)
     total = collections.Counter(r['result'] for r in results)
-    print('\ntotal: %s' % dict(total), file=out)
+    print('total: %s%s' % (dict(total), ', exported again and run in onnxruntime: %d'
+                           % sum(r['export'] == 'pass' for r in results) if exported else ''),
+          file=out)
 
 
 def main(argv=None):
@@ -294,8 +303,9 @@ def main(argv=None):
             r = run_case(*case, export=args.export)
             results.append(r)
             if args.v:
-                print('%-60s %-11s %s' % (r['name'], r['result'], r.get('message', '')),
-                      flush=True)
+                print('%-60s %-11s %s%s' % (r['name'], r['result'], r.get('message', ''),
+                                            '' if r['export'] is None else
+                                            ' [export: %s]' % r['export']), flush=True)
     report(results)
     if args.json:
         with open(args.json, 'w') as f:

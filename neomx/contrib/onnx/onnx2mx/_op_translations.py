@@ -15,7 +15,8 @@ import functools
 
 import numpy as np
 
-from .import_onnx import ONNXImportError, _np_dtype_name, inline_function, onnx_dtype
+from .import_onnx import (ONNXImportError, _np_dtype_name, inline_function, inline_graph,
+                          onnx_dtype)
 
 __all__ = ['converter', 'function_body']
 
@@ -295,7 +296,9 @@ def _celu(n):
     # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
     alpha = n.attr('alpha', 1.0)
     x = n.input(0)
-    e = n.op('_mul_scalar', n.op('expm1', n.op('_div_scalar', x, scalar=alpha)), scalar=alpha)
+    e = n.op('_mul_scalar', n.op('_minus_scalar', n.op('exp', n.op('_div_scalar', x,
+                                                                    scalar=alpha)),
+                                  scalar=1.0), scalar=alpha)
     return n.op('broadcast_add', n.op('relu', x), n.op('_minimum_scalar', e, scalar=0.0))
 
 
@@ -412,18 +415,22 @@ def _pad_spatial(n, x, begin, end, value=0.0):
 @converter('Conv', attributes=('auto_pad', 'dilations', 'group', 'kernel_shape', 'pads',
                                'strides'))
 def _conv(n):
-    w_shape = n.static_shape(1, 'for Conv (the weight)')
+    return _conv_of(n, n.input(0), n.input(1), n.input(2))
+
+
+def _conv_of(n, x, weight, bias, weight_index=1):
+    """MXNet's Convolution with the node's geometry (the weight's shape from input
+    ``weight_index``); asymmetric padding made explicit."""
+    w_shape = n.static_shape(weight_index, 'for %s (the weight)' % n.op_type)
     spatial = len(w_shape) - 2
     kernel = tuple(n.attr('kernel_shape', w_shape[2:]))
     strides = tuple(n.attr('strides', (1,) * spatial))
     dilations = tuple(n.attr('dilations', (1,) * spatial))
     begin, end = _pads(n, spatial, kernel, strides, dilations)
-    x = n.input(0)
     if begin != end:
         x = _pad_spatial(n, x, begin, end)
         begin = (0,) * spatial
-    bias = n.input(2)
-    return n.op('Convolution', x, n.input(1), bias, kernel=kernel, stride=strides,
+    return n.op('Convolution', x, weight, bias, kernel=kernel, stride=strides,
                 dilate=dilations, pad=begin, num_filter=w_shape[0],
                 num_group=n.attr('group', 1), no_bias=bias is None)
 
@@ -493,8 +500,6 @@ def _pool(pool_type):
         spatial = len(kernel)
         strides = tuple(n.attr('strides', (1,) * spatial))
         dilations = tuple(n.attr('dilations', (1,) * spatial))
-        if any(d != 1 for d in dilations):
-            raise n.unsupported('dilations', why="MXNet's Pooling has no dilation")
         if n.attr('storage_order', 0):
             raise n.unsupported('storage_order')
         if len(n.output_names) > 1 and n.output_names[1]:
@@ -502,49 +507,66 @@ def _pool(pool_type):
         begin, end = _pads(n, spatial, kernel, strides, dilations)
         ceil = bool(n.attr('ceil_mode', 0))
         include = bool(n.attr('count_include_pad', 0))
-        attrs = dict(kernel=kernel, stride=strides, pool_type=pool_type)
-        if pool_type == 'avg':
-            attrs['count_include_pad'] = include
-        if pool_type == 'lp':
+        if pool_type == 'lp':       # the p-th root of the sum of |x|^p over each window
             p = float(n.attr('p', 2))
             x = n.op('_power_scalar', n.op('abs', x), scalar=p)
-            out = _pool_sum(n, x, kernel, strides, begin, end, ceil)
+            out = _window_reduce(n, x, 'sum', kernel, strides, dilations, begin, end, ceil,
+                                 True)
             return n.op('_power_scalar', out, scalar=1.0 / p)
-        if begin == end and not ceil:
-            return n.op('Pooling', x, pad=begin, **attrs)
-        # asymmetric padding or ONNX's ceil_mode: the padding made explicit
-        shape = n.static_shape(0, 'for pooling with asymmetric pads or ceil_mode')
-        outs = _pool_out_sizes(shape[2:], kernel, strides, dilations, begin, end, ceil)
-        extra = [max(0, (o - 1) * s + k - (d + b + e))
-                 for o, s, k, d, b, e in zip(outs, strides, kernel, shape[2:], begin, end)]
-        right = tuple(e + x_ for e, x_ in zip(end, extra))
-        crop = (None, None) + (0,) * spatial, (None, None) + tuple(outs)
-        if pool_type == 'max':
-            padded = _pad_spatial(n, x, begin, right, -np.inf)
-            return n.op('slice', n.op('Pooling', padded, **attrs), begin=crop[0], end=crop[1])
-        pad_value = 1.0 if include else 0.0
-        total = n.op('Pooling', _pad_spatial(n, x, begin, right), kernel=kernel,
-                     stride=strides, pool_type='sum')
-        ones = _pad_spatial(n, _pad_spatial(n, n.op('ones_like', x), begin, end, pad_value),
-                            (0,) * spatial, extra)
-        count = n.op('Pooling', ones, kernel=kernel, stride=strides, pool_type='sum')
-        return n.op('slice', n.op('broadcast_div', total, count), begin=crop[0], end=crop[1])
+        return _window_reduce(n, x, pool_type, kernel, strides, dilations, begin, end, ceil,
+                              include)
     return convert
 
 
-def _pool_sum(n, x, kernel, strides, begin, end, ceil):
-    """Sums over the windows (zero padding), with ONNX's output size."""
+def _window_reduce(n, x, kind, kernel, strides, dilations, begin, end, ceil, include):
+    """Max, average or sum over ONNX's pooling windows. MXNet's Pooling where its windows are
+    ONNX's (symmetric padding up to half the kernel, no dilation, floor); otherwise the
+    padding made explicit (ceil_mode's windows never start in the end padding), dilated
+    windows as strided slices, and averages divided by the count of what each window covers
+    (the padding too with count_include_pad)."""
     spatial = len(kernel)
-    if begin == end and not ceil:
-        return n.op('Pooling', x, kernel=kernel, stride=strides, pad=begin, pool_type='sum')
-    shape = n.static_shape(0, 'for pooling with asymmetric pads or ceil_mode')
-    outs = _pool_out_sizes(shape[2:], kernel, strides, (1,) * spatial, begin, end, ceil)
-    extra = [max(0, (o - 1) * s + k - (d + b + e))
-             for o, s, k, d, b, e in zip(outs, strides, kernel, shape[2:], begin, end)]
-    padded = _pad_spatial(n, x, begin, tuple(e + x_ for e, x_ in zip(end, extra)))
-    total = n.op('Pooling', padded, kernel=kernel, stride=strides, pool_type='sum')
-    return n.op('slice', total, begin=(None, None) + (0,) * spatial,
-                end=(None, None) + tuple(outs))
+    regular = (begin == end and not ceil and all(d == 1 for d in dilations)
+               and all(2 * b <= k for b, k in zip(begin, kernel)))
+    if regular:
+        if kind == 'max':
+            return n.op('Pooling', x, kernel=kernel, stride=strides, pad=begin, pool_type='max')
+        mean = n.op('Pooling', x, kernel=kernel, stride=strides, pad=begin, pool_type='avg',
+                    count_include_pad=include or kind == 'sum')
+        return mean if kind == 'avg' else n.op('_mul_scalar', mean,
+                                               scalar=float(np.prod(kernel)))
+    shape = n.static_shape(0, 'for pooling with asymmetric pads, ceil_mode or dilations')
+    outs = _pool_out_sizes(shape[2:], kernel, strides, dilations, begin, end, ceil)
+    span = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    extra = [max(0, (o - 1) * s + k - (size + b + e))
+             for o, s, k, size, b, e in zip(outs, strides, span, shape[2:], begin, end)]
+    right = tuple(e + x_ for e, x_ in zip(end, extra))
+
+    def means(t):
+        """The mean (max) over each window of the padded ``t``, cropped to ONNX's output."""
+        if all(d == 1 for d in dilations):
+            r = n.op('Pooling', t, kernel=kernel, stride=strides, pool_type=op)
+            return n.op('slice', r, begin=(None, None) + (0,) * spatial,
+                        end=(None, None) + tuple(outs))
+        acc = None
+        for offset in np.ndindex(*kernel):
+            lo = tuple(int(o * d) for o, d in zip(offset, dilations))
+            part = n.op('slice', t, begin=(None, None) + lo,
+                        end=(None, None) + tuple(lo_ + (o - 1) * s + 1 for lo_, o, s in
+                                                 zip(lo, outs, strides)),
+                        step=(1, 1) + strides)
+            acc = part if acc is None else n.op('broadcast_maximum' if op == 'max' else
+                                                'broadcast_add', acc, part)
+        return acc if op == 'max' else n.op('_div_scalar', acc, scalar=float(np.prod(kernel)))
+
+    op = 'max' if kind == 'max' else 'avg'
+    r = means(_pad_spatial(n, x, begin, right, -np.inf if kind == 'max' else 0.0))
+    if kind == 'sum':
+        return n.op('_mul_scalar', r, scalar=float(np.prod(kernel)))
+    if kind == 'avg':
+        mask = _pad_spatial(n, n.op('ones_like', x), begin, end, 1.0 if include else 0.0)
+        mask = _pad_spatial(n, mask, (0,) * spatial, extra, 0.0)
+        r = n.op('broadcast_div', r, means(mask))
+    return r
 
 
 converter('MaxPool', attributes=('auto_pad', 'ceil_mode', 'dilations', 'kernel_shape', 'pads',
@@ -562,8 +584,7 @@ def _global_pool(pool_type):
         if pool_type == 'lp':
             p = float(n.attr('p', 2))
             x = n.op('_power_scalar', n.op('abs', x), scalar=p)
-            out = n.op('Pooling', x, kernel=(1,) * (rank - 2), global_pool=True,
-                       pool_type='sum')
+            out = n.op('_np_sum', x, axis=tuple(range(2, rank)), keepdims=True)
             return n.op('_power_scalar', out, scalar=1.0 / p)
         return n.op('Pooling', x, kernel=(1,) * (rank - 2), global_pool=True,
                     pool_type=pool_type)
@@ -1028,9 +1049,17 @@ def _depth_to_space(n):
     return _reshape(n, y, (bn, c // (b * b), h * b, w * b))
 
 
-@converter('SpaceToDepth', attributes=('blocksize',))
+@converter('SpaceToDepth', attributes=('blocksize', 'mode'))
 def _space_to_depth(n):
-    return n.op('space_to_depth', n.input(0), block_size=n.attr('blocksize'))
+    b = n.attr('blocksize')
+    x = n.input(0)
+    if n.attr('mode', 'DCR') == 'DCR':
+        return n.op('space_to_depth', x, block_size=b)
+    shape = n.static_shape(0, 'for SpaceToDepth in CRD mode')
+    bn, c, h, w = shape
+    y = _reshape(n, x, (bn, c, h // b, b, w // b, b))
+    y = n.op('transpose', y, axes=(0, 1, 3, 5, 2, 4))
+    return _reshape(n, y, (bn, c * b * b, h // b, w // b))
 
 
 @converter('Pad', attributes=('mode', 'pads', 'value', 'paddings'))
@@ -1090,7 +1119,7 @@ def _gather_elements(n):
 @converter('GatherND', attributes=('batch_dims',))
 def _gather_nd(n):
     if n.attr('batch_dims', 0):
-        raise n.unsupported('batch_dims', why="MXNet's gather_nd has no batch dimensions")
+        return _gather_nd_batched(n, n.attr('batch_dims'))
     idx = n.input(1)
     rank = n.rank(1)
     idx = n.op('transpose', idx, axes=(rank - 1,) + tuple(range(rank - 1)))
@@ -1428,3 +1457,469 @@ def function_body(n):
 def _onnx_type_of(dtype):
     from .import_onnx import _ONNX_DTYPES
     return {v: k for k, v in _ONNX_DTYPES.items()}[dtype]
+
+
+# -- resizing ------------------------------------------------------------------------------
+
+def _resize_coefficients(mode, ctm, nearest_mode, cubic_a, exclude_outside, antialias,
+                         in_size, out_size, scale, roi):
+    """One axis of ONNX's Resize, which is separable: (taps, coefficients, extrapolated), the
+    input indices (out_size, n) each output reads, their weights, and the outputs that lie
+    outside the input (tf_crop_and_resize)."""
+    y = np.arange(out_size, dtype=np.float64)
+    width = scale * in_size
+    extrapolated = None
+    if ctm == 'align_corners':
+        x = np.zeros(out_size) if width == 1 else y * (in_size - 1) / (width - 1)
+    elif ctm == 'asymmetric':
+        x = y / scale
+    elif ctm == 'tf_crop_and_resize':
+        lo, hi = roi
+        x = (np.full(out_size, (hi - lo) * (in_size - 1) / 2) if width == 1 else
+             y * (hi - lo) * (in_size - 1) / (width - 1)) + lo * (in_size - 1)
+        extrapolated = (x < 0) | (x > in_size - 1)
+    elif ctm == 'pytorch_half_pixel':
+        x = np.full(out_size, -0.5) if width == 1 else (y + 0.5) / scale - 0.5
+    elif ctm == 'half_pixel':
+        x = (y + 0.5) / scale - 0.5
+    elif ctm == 'half_pixel_symmetric':
+        offset = in_size / 2 * (1 - out_size / width)
+        x = offset + (y + 0.5) / scale - 0.5
+    elif ctm == 'tf_half_pixel_for_nn':
+        x = (y + 0.5) / scale
+    else:
+        raise ValueError(ctm)
+    base = np.floor(x)
+    ratio = np.where(x == base, 1.0, x - base)     # the tap left of x is preferred
+
+    def coeffs(r):
+        if mode == 'nearest':
+            if float(r).is_integer():
+                return np.array([0.0, 1.0])
+            up = {'round_prefer_floor': r > 0.5, 'round_prefer_ceil': r >= 0.5,
+                  'floor': False, 'ceil': True}[nearest_mode]
+            return np.array([0.0, 1.0]) if up else np.array([1.0, 0.0])
+        s = min(scale, 1.0) if antialias else 1.0
+        if mode == 'linear':
+            if not antialias:
+                return np.array([1 - r, r])
+            start = int(np.floor(-1 / s) + 1)
+            c = np.clip(1 - np.abs((np.arange(start, 2 - start) - r) * s), 0, 1)
+            return c / c.sum()
+        a = cubic_a
+
+        def cubic(t):
+            t = abs(t)
+            if t <= 1:
+                return (a + 2) * t ** 3 - (a + 3) * t ** 2 + 1
+            return a * t ** 3 - 5 * a * t ** 2 + 8 * a * t - 4 * a if t < 2 else 0.0
+        if not antialias:
+            return np.array([cubic(r + 1), cubic(r), cubic(1 - r), cubic(2 - r)])
+        start = int(np.floor(-2 / s) + 1)
+        c = np.array([cubic(s * (i - r)) for i in range(start, 2 - start)])
+        return c / c.sum()
+    weights = np.stack([coeffs(float(r)) for r in ratio]) if out_size else np.zeros((0, 2))
+    n = weights.shape[1]
+    # the n taps nearest to x, the smaller one first on a tie (ONNX's _get_neighbor)
+    start = np.where(x == base, base - n // 2, base - n // 2 + 1).astype(np.int64)
+    taps = start[:, None] + np.arange(n)[None, :]
+    if exclude_outside:
+        weights = np.where((taps < 0) | (taps >= in_size), 0.0, weights)
+        total = weights.sum(axis=1, keepdims=True)
+        weights = weights / np.where(total == 0, 1.0, total)
+    return np.clip(taps, 0, in_size - 1), weights, extrapolated
+
+
+def _resize_axis(n, x, axis, rank, dtype, taps, weights, extrapolated, fill):
+    """Input ``x`` resized along ``axis``: a gather for nearest taps (one weight of 1 each),
+    else a product with the (out, in) interpolation matrix, both constants."""
+    out_size, in_size = taps.shape[0], None
+    one_tap = np.all((weights == 0) | (weights == 1)) and np.all(weights.sum(axis=1) == 1)
+    if one_tap and extrapolated is None:
+        idx = taps[np.arange(out_size), weights.argmax(axis=1)]
+        return n.op('take', x, n.constant(idx.astype(np.int64), 'indices%d' % axis),
+                    axis=axis)
+    in_size = n.shape(0)[axis]
+    matrix = np.zeros((out_size, in_size))
+    np.add.at(matrix, (np.repeat(np.arange(out_size), taps.shape[1]), taps.reshape(-1)),
+              weights.reshape(-1))
+    bias = None
+    if extrapolated is not None and extrapolated.any():
+        matrix[extrapolated] = 0.0
+        bias = np.where(extrapolated, fill, 0.0)
+    moved = n.op('SwapAxis', x, dim1=axis, dim2=rank - 1) if axis != rank - 1 else x
+    npdtype = np.float32 if dtype == 'bfloat16' else np.dtype(dtype)
+    y = n.op('dot', moved, n.constant(matrix.T.astype(npdtype), 'weights%d' % axis))
+    if bias is not None:
+        y = n.op('broadcast_add', y, n.constant(bias.astype(npdtype), 'fill%d' % axis))
+    return n.op('SwapAxis', y, dim1=axis, dim2=rank - 1) if axis != rank - 1 else y
+
+
+@converter('Resize', 'Upsample', attributes=(
+    'antialias', 'axes', 'coordinate_transformation_mode', 'cubic_coeff_a', 'exclude_outside',
+    'extrapolation_value', 'keep_aspect_ratio_policy', 'mode', 'nearest_mode', 'scales',
+    'height_scale', 'width_scale'))
+def _resize(n):
+    x = n.input(0)
+    shape = n.static_shape(0, 'for %s' % n.op_type)
+    rank = len(shape)
+    mode = n.attr('mode', 'nearest')
+    mode = {'bilinear': 'linear', 'trilinear': 'linear'}.get(mode, mode)
+    if mode not in ('nearest', 'linear', 'cubic'):
+        raise n.unsupported('mode')
+    resize11 = n.op_type == 'Resize' and n.opset >= 11
+    ctm = n.attr('coordinate_transformation_mode', 'half_pixel') if resize11 else 'asymmetric'
+    nearest_mode = n.attr('nearest_mode', 'round_prefer_floor') if resize11 else 'floor'
+    axes = [_norm(a, rank) for a in n.attr('axes', range(rank))]
+    scales = sizes = roi = None
+    if n.op_type == 'Upsample':
+        scales = n.attr('scales') if n.opset < 9 else n.const(1, 'scales')
+        if scales is None:
+            scales = (1.0, 1.0, n.attr('height_scale', 1.0), n.attr('width_scale', 1.0))
+    elif n.opset < 11:
+        scales = n.const(1, 'scales')
+    else:
+        roi = n.const(1, 'roi') if n.has(1) else None
+        scales = n.const(2, 'scales') if n.has(2) else None
+        sizes = n.const(3, 'sizes') if n.has(3) else None
+        if scales is not None and np.asarray(scales).size == 0:
+            scales = None
+    if sizes is not None and np.asarray(sizes).size:
+        sizes = [int(v) for v in np.asarray(sizes).reshape(-1)]
+        scale = [sizes[axes.index(a)] / shape[a] if a in axes else 1.0 for a in range(rank)]
+        out = [sizes[axes.index(a)] if a in axes else shape[a] for a in range(rank)]
+        policy = n.attr('keep_aspect_ratio_policy', 'stretch')
+        if policy != 'stretch':
+            pick = min if policy == 'not_larger' else max
+            s = pick(scale[a] for a in axes)
+            scale = [s if a in axes else 1.0 for a in range(rank)]
+            out = [int(s * shape[a] + 0.5) if a in axes else shape[a] for a in range(rank)]
+    elif scales is not None:
+        given = [float(v) for v in np.asarray(scales).reshape(-1)]
+        scale = [given[axes.index(a)] if a in axes else 1.0 for a in range(rank)]
+        out = [int(np.floor(s * d)) for s, d in zip(scale, shape)]
+    else:
+        raise n.error("neither scales nor sizes is given")
+    roi_full = None
+    if ctm == 'tf_crop_and_resize':
+        r = np.asarray(roi, dtype=np.float64).reshape(-1)
+        k = len(axes)
+        roi_full = {a: (r[i], r[k + i]) for i, a in enumerate(axes)}
+    dtype = n.dtype(0)
+    for a in range(rank):
+        identity = (np.isclose(scale[a], 1.0) and out[a] == shape[a] and
+                    (roi_full is None or a not in roi_full or
+                     tuple(roi_full[a]) == (0.0, 1.0)))
+        if identity:
+            continue
+        taps, weights, extrapolated = _resize_coefficients(
+            mode, ctm, nearest_mode, n.attr('cubic_coeff_a', -0.75),
+            n.attr('exclude_outside', 0), n.attr('antialias', 0), shape[a], out[a], scale[a],
+            None if roi_full is None else roi_full.get(a, (0.0, 1.0)))
+        x = _resize_axis(n, x, a, rank, dtype, taps, weights, extrapolated,
+                         n.attr('extrapolation_value', 0.0))
+        shape = tuple(out[a] if i == a else d for i, d in enumerate(shape))
+    return x if x is not n.input(0) else n.op('_copy', x)
+
+
+# -- scatter, cumulative products, column images, regions of interest ----------------------
+
+@converter('ScatterElements', 'Scatter', attributes=('axis', 'reduction'))
+def _scatter_elements_op(n):
+    axis = _norm(n.attr('axis', 0), n.rank(0))
+    return n.op('_scatter_elements', n.input(0), n.input(1), n.input(2), axis=axis,
+                reduction=n.attr('reduction', 'none'))
+
+
+@converter('ScatterND', attributes=('reduction',))
+def _scatter_nd(n):
+    # data seen as (positions indexed, the rest): the updates scatter along its first axis at
+    # each index's linear position
+    shape = n.static_shape(0, 'for ScatterND')
+    ishape = n.static_shape(1, 'for ScatterND (the indices)')
+    k = ishape[-1]
+    rows, cols = int(np.prod(shape[:k])), int(np.prod(shape[k:]))
+    m = int(np.prod(ishape[:-1]))
+    idx = n.input(1)
+    dims = np.array(shape[:k], dtype=np.int64)
+    strides = np.array([int(np.prod(shape[j + 1:k])) for j in range(k)], dtype=np.int64)
+    neg = n.op('Cast', n.op('_npi_less_scalar', idx, scalar=0), dtype='int64')
+    idx = n.op('broadcast_add', idx, n.op('broadcast_mul', neg, n.constant(dims, 'dims')))
+    linear = n.op('_np_sum', n.op('broadcast_mul', idx, n.constant(strides, 'strides')),
+                  axis=-1)
+    linear = n.op('broadcast_to', _reshape(n, linear, (m, 1)), shape=(m, cols))
+    data = _reshape(n, n.input(0), (rows, cols))
+    updates = _reshape(n, n.input(2), (m, cols))
+    out = n.op('_scatter_elements', data, linear, updates, axis=0,
+               reduction=n.attr('reduction', 'none'))
+    return _reshape(n, out, shape)
+
+
+def _gather_nd_batched(n, b):
+    shape = n.static_shape(0, 'for GatherND with batch_dims')
+    ishape = n.static_shape(1, 'for GatherND with batch_dims (the indices)')
+    batch = int(np.prod(shape[:b]))
+    data = _reshape(n, n.input(0), (batch,) + tuple(shape[b:]))
+    inner = tuple(ishape[b:-1])
+    idx = _reshape(n, n.input(1), (batch,) + inner + (ishape[-1],))
+    grid = np.broadcast_to(np.arange(batch, dtype=np.int64).reshape((batch,) + (1,) * len(inner)
+                                                                    + (1,)),
+                           (batch,) + inner + (1,))
+    idx = n.op('Concat', n.constant(np.ascontiguousarray(grid), 'batch'),
+               n.op('Cast', idx, dtype='int64'), dim=len(inner) + 1, num_args=2)
+    rank = len(inner) + 2
+    idx = n.op('transpose', idx, axes=(rank - 1,) + tuple(range(rank - 1)))
+    out = n.op('gather_nd', data, idx)
+    return _reshape(n, out, tuple(shape[:b]) + inner + tuple(shape[b + ishape[-1]:]))
+
+
+@converter('CumProd', attributes=('exclusive', 'reverse'))
+def _cumprod(n):
+    axis = _norm(int(_scalar(n.const(1, 'axis'))), n.rank(0))
+    x = n.input(0)
+    rev = n.attr('reverse', 0)
+    if rev:
+        x = n.op('reverse', x, axis=axis)
+    if n.attr('exclusive', 0):      # a 1 in front, the last element dropped
+        size = n.shape(0)[axis]
+        rank = n.rank(0)
+        width = tuple((1, 0) if a == axis else (0, 0) for a in range(rank))
+        x = n.op('_npi_pad', x, pad_width=width, mode='constant', constant_values=1)
+        x = n.op('slice_axis', x, axis=axis, begin=0, end=size)
+    y = n.op('_npi_cumprod', x, axis=axis, dtype=n.dtype(0))
+    if rev:
+        y = n.op('reverse', y, axis=axis)
+    return y
+
+
+@converter('Col2Im', attributes=('dilations', 'pads', 'strides'))
+def _col2im(n):
+    image = _ints(n.const(1, 'image_shape'))
+    block = _ints(n.const(2, 'block_shape'))
+    if len(image) != 2:
+        raise n.error("MXNet's col2im makes 2-d images; this one has %d dimensions" % len(image))
+    pads = n.attr('pads', (0, 0, 0, 0))
+    if tuple(pads[:2]) != tuple(pads[2:]):
+        raise n.unsupported('pads', why="MXNet's col2im pads symmetrically")
+    return n.op('col2im', n.input(0), output_size=image, kernel=block,
+                stride=tuple(n.attr('strides', (1, 1))),
+                dilate=tuple(n.attr('dilations', (1, 1))), pad=tuple(pads[:2]))
+
+
+@converter('RoiAlign', attributes=('coordinate_transformation_mode', 'mode', 'output_height',
+                                   'output_width', 'sampling_ratio', 'spatial_scale'))
+def _roi_align(n):
+    if n.attr('mode', 'avg') != 'avg':
+        raise n.unsupported('mode', why="MXNet's ROIAlign averages")
+    ctm = n.attr('coordinate_transformation_mode',
+                 'half_pixel' if n.opset >= 16 else 'output_half_pixel')
+    dt = n.dtype(1)
+    rois = n.op('Concat', _reshape(n, n.op('Cast', n.input(2), dtype=dt), (-1, 1)),
+                n.input(1), dim=1, num_args=2)
+    ratio = n.attr('sampling_ratio', 0)
+    return n.op('_contrib_ROIAlign', n.input(0), rois,
+                pooled_size=(n.attr('output_height', 1), n.attr('output_width', 1)),
+                spatial_scale=n.attr('spatial_scale', 1.0),
+                sample_ratio=ratio if ratio > 0 else -1, aligned=ctm == 'half_pixel')
+
+
+# -- random numbers (neomx's generators: the values are not those of ONNX's seed) ----------
+
+def _random_dtype(n, default):
+    code = n.attr('dtype')
+    if code is None:
+        return default
+    return onnx_dtype(code, "ONNX node '%s' (%s, opset %s): attribute dtype"
+                      % (n.name, n.op_type, n.opset))
+
+
+@converter('RandomNormal', 'RandomUniform', 'RandomNormalLike', 'RandomUniformLike',
+           attributes=('dtype', 'high', 'low', 'mean', 'scale', 'seed', 'shape'), random=True)
+def _random(n):
+    normal = n.op_type.startswith('RandomNormal')
+    values = (dict(loc=n.attr('mean', 0.0), scale=n.attr('scale', 1.0)) if normal else
+              dict(low=n.attr('low', 0.0), high=n.attr('high', 1.0)))
+    if n.op_type.endswith('Like'):
+        dtype = _random_dtype(n, n.dtype(0))
+        x = n.input(0)
+        if dtype != n.dtype(0):
+            x = n.op('Cast', x, dtype=dtype)
+        return n.op('_random_normal_like' if normal else '_random_uniform_like', x, **values)
+    return n.op('_random_normal' if normal else '_random_uniform',
+                shape=tuple(n.attr('shape')), dtype=_random_dtype(n, 'float32'), **values)
+
+
+@converter('Bernoulli', attributes=('dtype', 'seed'), random=True)
+def _bernoulli(n):
+    p = n.input(0)
+    draw = n.op('_random_uniform_like', p)
+    return n.op('Cast', n.op('_npi_less', draw, p), dtype=_random_dtype(n, n.dtype(0)))
+
+
+# -- quantization (int8 and uint8: the arithmetic written out in registry operators) ------
+
+_QRANGE = {'uint8': (0, 255), 'int8': (-128, 127), 'int16': (-32768, 32767),
+           'int32': (-2 ** 31, 2 ** 31 - 1)}
+
+
+def _per_axis(n, s, i, axis, rank):
+    """Input ``i`` (a scale or zero point, a scalar or one per slice along ``axis``) shaped to
+    broadcast against a tensor of ``rank``."""
+    shape = n.shape(i)
+    if shape is None or len(shape) == 0 or rank == 0 or int(np.prod(shape)) == 1:
+        return s
+    if len(shape) != 1:
+        raise n.error("blocked quantization (a scale of shape %s) is not supported"
+                      % (shape,))
+    return n.op('Reshape', s, shape=tuple(-1 if a == axis else 1 for a in range(rank)))
+
+
+def _quantize(n, x, scale, zero, dtype, rank, axis):
+    lo, hi = _QRANGE[dtype]
+    y = n.op('_npi_rint', n.op('broadcast_div', x, scale))
+    if zero is not None:
+        y = n.op('broadcast_add', y, n.op('Cast', zero, dtype=n.dtype(0) if _is_float(
+            n.dtype(0)) else 'float32'))
+    return n.op('Cast', n.op('clip', y, a_min=lo, a_max=hi), dtype=dtype)
+
+
+@converter('QuantizeLinear', attributes=('axis', 'block_size', 'output_dtype', 'saturate',
+                                         'precision'))
+def _quantize_linear(n):
+    if n.attr('block_size', 0):
+        raise n.unsupported('block_size', why='blocked quantization')
+    rank = n.rank(0)
+    axis = _norm(n.attr('axis', 1), rank) if rank else 0
+    if n.has(2):
+        dtype = n.dtype(2)
+    elif n.attr('output_dtype'):
+        dtype = onnx_dtype(n.attr('output_dtype'), "ONNX node '%s' (QuantizeLinear): "
+                           "attribute output_dtype" % n.name)
+    else:
+        dtype = 'uint8'
+    if dtype not in _QRANGE:
+        raise n.error("quantizing to %s is not supported (neomx has int8, uint8, int16, "
+                      "int32)" % dtype)
+    x = n.input(0)
+    scale = _per_axis(n, n.op('Cast', n.input(1), dtype=n.dtype(0)), 1, axis, rank)
+    zero = _per_axis(n, n.input(2), 2, axis, rank) if n.has(2) else None
+    return _quantize(n, x, scale, zero, dtype, rank, axis)
+
+
+@converter('DequantizeLinear', attributes=('axis', 'block_size', 'output_dtype'))
+def _dequantize_linear(n):
+    if n.attr('block_size', 0):
+        raise n.unsupported('block_size', why='blocked quantization')
+    rank = n.rank(0)
+    axis = _norm(n.attr('axis', 1), rank) if rank else 0
+    dtype = n.dtype(1)
+    x = n.op('Cast', n.input(0), dtype=dtype)
+    if n.has(2):
+        zero = _per_axis(n, n.op('Cast', n.input(2), dtype=dtype), 2, axis, rank)
+        x = n.op('broadcast_sub', x, zero)
+    return n.op('broadcast_mul', x, _per_axis(n, n.input(1), 1, axis, rank))
+
+
+@converter('DynamicQuantizeLinear')
+def _dynamic_quantize_linear(n):
+    x = n.input(0)
+    lo = n.op('_minimum_scalar', n.op('_np_min', x), scalar=0.0)
+    hi = n.op('_maximum_scalar', n.op('_np_max', x), scalar=0.0)
+    scale = n.op('_div_scalar', n.op('broadcast_sub', hi, lo), scalar=255.0)
+    zero = n.op('clip', n.op('_npi_rint', n.op('negative', n.op('broadcast_div', lo, scale))),
+                a_min=0, a_max=255)
+    y = n.op('clip', n.op('broadcast_add', n.op('_npi_rint', n.op('broadcast_div', x, scale)),
+                          zero), a_min=0, a_max=255)
+    return [n.op('Cast', y, dtype='uint8'), scale, n.op('Cast', zero, dtype='uint8')]
+
+
+def _centred(n, i, zi, dtype):
+    """Input ``i`` minus its zero point (input ``zi``), in ``dtype``."""
+    x = n.op('Cast', n.input(i), dtype=dtype)
+    if n.has(zi):
+        z = n.op('Cast', n.input(zi), dtype=dtype)
+        if n.shape(zi) and len(n.shape(zi)) == 1 and n.shape(zi)[0] > 1 and n.rank(i) > 1:
+            z = n.op('Reshape', z, shape=(-1,) + (1,) * (n.rank(i) - 1)) if i == 0 and \
+                n.op_type == 'MatMulInteger' else z
+        x = n.op('broadcast_sub', x, z)
+    return x
+
+
+@converter('MatMulInteger')
+def _matmul_integer(n):
+    # exact in float64 for the products of 8-bit values and their sums
+    a, b = _centred(n, 0, 2, 'float64'), _centred(n, 1, 3, 'float64')
+    return n.op('Cast', n.op('_npi_matmul', a, b), dtype='int32')
+
+
+@converter('ConvInteger', attributes=('auto_pad', 'dilations', 'group', 'kernel_shape', 'pads',
+                                      'strides'))
+def _conv_integer(n):
+    x = _centred(n, 0, 2, 'float64')
+    w = n.op('Cast', n.input(1), dtype='float64')
+    if n.has(3):
+        w = n.op('broadcast_sub', w, _per_axis(n, n.op('Cast', n.input(3), dtype='float64'),
+                                               3, 0, n.rank(1)))
+    return n.op('Cast', _conv_of(n, x, w, None), dtype='int32')
+
+
+@converter('QLinearMatMul')
+def _qlinear_matmul(n):
+    # inputs: a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero
+    a = n.op('broadcast_mul', _centred(n, 0, 2, 'float64'), n.op('Cast', n.input(1),
+                                                                  dtype='float64'))
+    b = n.op('broadcast_mul', _centred(n, 3, 5, 'float64'),
+             _per_axis(n, n.op('Cast', n.input(4), dtype='float64'), 4, n.rank(3) - 1,
+                       n.rank(3)))
+    y = n.op('_npi_matmul', a, b)
+    scale = n.op('Cast', n.input(6), dtype='float64')
+    zero = n.input(7)
+    lo, hi = _QRANGE[n.dtype(7)]
+    y = n.op('_npi_rint', n.op('broadcast_div', y, scale))
+    y = n.op('broadcast_add', y, n.op('Cast', zero, dtype='float64'))
+    return n.op('Cast', n.op('clip', y, a_min=lo, a_max=hi), dtype=n.dtype(7))
+
+
+@converter('QLinearConv', attributes=('auto_pad', 'dilations', 'group', 'kernel_shape', 'pads',
+                                      'strides'))
+def _qlinear_conv(n):
+    # inputs: x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, bias (int32)
+    x = n.op('broadcast_mul', _centred(n, 0, 2, 'float64'),
+             n.op('Cast', n.input(1), dtype='float64'))
+    w = n.op('Cast', n.input(3), dtype='float64')
+    rank = n.rank(3)
+    if n.has(5):
+        w = n.op('broadcast_sub', w, _per_axis(n, n.op('Cast', n.input(5), dtype='float64'),
+                                               5, 0, rank))
+    w = n.op('broadcast_mul', w, _per_axis(n, n.op('Cast', n.input(4), dtype='float64'), 4, 0,
+                                           rank))
+    y = _conv_of(n, x, w, None, weight_index=3)
+    if n.has(8):    # the bias is quantized with scale x_scale * w_scale
+        bias = n.op('broadcast_mul', n.op('Cast', n.input(8), dtype='float64'),
+                    n.op('broadcast_mul', n.op('Cast', n.input(1), dtype='float64'),
+                         n.op('Cast', n.input(4), dtype='float64')))
+        y = n.op('broadcast_add', y, n.op('Reshape', bias, shape=(-1,) + (1,) * (rank - 2)))
+    lo, hi = _QRANGE[n.dtype(7)]
+    y = n.op('_npi_rint', n.op('broadcast_div', y, n.op('Cast', n.input(6), dtype='float64')))
+    y = n.op('broadcast_add', y, n.op('Cast', n.input(7), dtype='float64'))
+    return n.op('Cast', n.op('clip', y, a_min=lo, a_max=hi), dtype=n.dtype(7))
+
+
+# -- control flow: an If whose condition is known at import --------------------------------
+
+def _if(n):
+    """The branch an If takes, inlined, when its condition is a constant (a flag in a
+    function body, a shape test); a condition computed at run time is control flow, which
+    neomx's import does not translate."""
+    if not n.is_const(0):
+        raise n.error("the condition is computed at run time: control flow (If, Loop, Scan) "
+                      "is not supported by neomx's ONNX import")
+    branch = n.attr('then_branch') if bool(np.asarray(n.const(0)).reshape(-1)[0]) else \
+        n.attr('else_branch')
+    inline_graph(n.g, n, branch)
+
+
+_if.attributes = None
+_if.random = False
+_if.expanded = True
+_convert_map['If'] = _if

@@ -98,6 +98,7 @@ class GraphProto:
         self._graph_inputs = set()
         self._names = set()
         self.folded = 0         # nodes evaluated at import (all their inputs constant)
+        self.fixed = set()      # constants converters made: not parameters to train
 
     # -- MXNet's interface --
     def _convert_operator(self, node_name, op_name, attrs, inputs):
@@ -177,6 +178,8 @@ class GraphProto:
             if name in params:
                 params[name].shape = value.shape
                 params[name]._load_init(value, ctx=ctx)
+                if name in self.fixed:
+                    params[name].grad_req = 'null'
         return net
 
     def _parse_array(self, tensor_proto):
@@ -422,6 +425,12 @@ def inline_function(importer, proto, fn, opsets=None):
                     b.name = a.name
                     c.attribute.append(b)
                 continue
+            if a.type == onnx.AttributeProto.GRAPH:     # a branch reading the body's names
+                b = onnx.AttributeProto()
+                b.CopyFrom(a)
+                _rename_outer(b.g, lambda i: rename.get(i, prefix + i))
+                c.attribute.append(b)
+                continue
             c.attribute.append(a)
         body.append(c)
     saved = importer._opsets
@@ -431,6 +440,58 @@ def inline_function(importer, proto, fn, opsets=None):
         importer._translate(body)
     finally:
         importer._opsets = saved
+
+
+def _rename_outer(graph, rename):
+    """Renames, in place, the names subgraph ``graph`` (and the subgraphs in it) reads from
+    outside itself."""
+    import onnx
+    inner = {o for n in graph.node for o in n.output} | {t.name for t in graph.initializer} | \
+        {i.name for i in graph.input}
+    for n in graph.node:
+        for k, name in enumerate(n.input):
+            if name and name not in inner:
+                n.input[k] = rename(name)
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _rename_outer(a.g, lambda x: x if x in inner else rename(x))
+    for o in graph.output:
+        if o.name not in inner:
+            o.name = rename(o.name)
+
+
+def inline_graph(importer, node, graph):
+    """Translates the subgraph ``graph`` (an If's branch) in place of ``node``: the names it
+    makes prefixed by the node's name, the outer names it reads kept, its outputs bound to
+    the node's."""
+    import onnx
+    prefix = node.name + '/'
+    made = {o for n in graph.node for o in n.output if o} | {t.name for t in graph.initializer}
+    rename = {m: prefix + m for m in made}
+    for t in graph.initializer:
+        importer._params[rename[t.name]] = importer._parse_array(t)
+    body = []
+    for n in graph.node:
+        c = onnx.NodeProto()
+        c.CopyFrom(n)
+        del c.input[:]
+        del c.output[:]
+        c.input.extend(rename.get(i, i) for i in n.input)
+        c.output.extend(rename.get(o, o) for o in n.output)
+        c.name = prefix + (n.name or n.output[0])
+        for a in c.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _rename_outer(a.g, lambda i: rename.get(i, i))
+        body.append(c)
+    importer._translate(body)
+    for formal, actual in zip(graph.output, node.output_names):
+        if not actual:
+            continue
+        source = rename.get(formal.name, formal.name)
+        if source in importer._params:
+            importer._params[actual] = importer._params[source]
+        else:
+            importer._nodes[actual] = importer._symbol_of(source, 'output of a branch')
 
 
 def _default_opset():
@@ -595,6 +656,18 @@ class _Node:
         if not self.has(i):
             return None
         return self.g._dtype_of(self.input_names[i], self)
+
+    def constant(self, value, tag):
+        """A Symbol of a constant the converter makes (an interpolation matrix, indices):
+        a variable ``<node>/<tag>`` whose value the Symbol's parameters hold, fixed in
+        fine-tuning (``GraphProto.fixed``)."""
+        name = self.g._unique('%s/%s' % (self.name, tag))
+        self.g._params[name] = np.asarray(value)
+        self.g.fixed.add(name)
+        if self.folding is not None:
+            self.folding[name] = self.g._params[name]
+            return symbol.var(name, shape=value.shape, dtype=_np_dtype_name(value, name))
+        return self.g._symbol_of(name, 'constant')
 
     # -- making operators --
     def op(self, opname, *args, **attrs):
