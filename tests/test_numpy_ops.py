@@ -166,3 +166,20 @@ def test_linspace_bad_counts_raise_mxnet_and_numpy_errors():
         np.linspace(0, 1, 2.5)
     with pytest.raises(TypeError):
         np.linspace(0, 1, 2.5)
+
+
+def test_bitwise_shifts():
+    a = onp.array([1, -3, 100, -128, 7], dtype=onp.int8)
+    b = onp.array([2, 1, 1, 3, 0], dtype=onp.int8)
+    left = mx.nd._internal._npi_bitwise_left_shift(mx.nd.array(a, dtype='int8'),
+                                                    mx.nd.array(b, dtype='int8'))
+    right = mx.nd._internal._npi_bitwise_right_shift(mx.nd.array(a, dtype='int8'),
+                                                     mx.nd.array(b, dtype='int8'))
+    assert left.asnumpy().tolist() == onp.left_shift(a, b).tolist()       # wraps in 8 bits
+    assert right.asnumpy().tolist() == onp.right_shift(a, b).tolist()     # arithmetic
+    # counts outside [0, 8): 0, or -1 for a negative value shifted right (ONNX's BitShift)
+    far = mx.nd.array(onp.array([8, -1, 9, 8, 100], dtype=onp.int8), dtype='int8')
+    x = mx.nd.array(a, dtype='int8')
+    assert mx.nd._internal._npi_bitwise_left_shift(x, far).asnumpy().tolist() == [0] * 5
+    assert mx.nd._internal._npi_bitwise_right_shift(x, far).asnumpy().tolist() == \
+        [0, -1, 0, -1, 0]

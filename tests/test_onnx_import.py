@@ -315,16 +315,14 @@ def test_unsupported_operator_names_node_operator_and_opset(tmp_path):
         mx.contrib.onnx.import_model(str(tmp_path / 'u.onnx'))
 
 
-def test_unsupported_attribute_names_node_operator_and_opset(tmp_path):
-    x = helper.make_tensor_value_info('x', TensorProto.FLOAT, (5, 2, 3))
-    w = helper.make_tensor('w', TensorProto.FLOAT, (1, 8, 3), np.zeros(24))
-    r = helper.make_tensor('r', TensorProto.FLOAT, (1, 8, 2), np.zeros(16))
-    node = helper.make_node('LSTM', ['x', 'w', 'r'], ['y'], name='rnn', hidden_size=2,
-                            activations=['Relu', 'Tanh', 'Tanh'])
-    m = _model([node], [x], [_vi('y', shape=(5, 1, 2, 2))], opset=14, inits=[w, r])
-    with pytest.raises(ONNXImportError, match=r"ONNX node 'rnn' \(LSTM, opset 14\): attribute "
-                                              r"activations=\('Relu', 'Tanh', 'Tanh'\) is not "
-                                              r"supported"):
+def test_unsupported_attribute_names_node_operator_and_opset():
+    x = helper.make_tensor_value_info('x', TensorProto.FLOAT, (1, 1, 4, 4))
+    node = helper.make_node('MaxPool', ['x'], ['y', 'i'], name='pool', kernel_shape=[2, 2],
+                            storage_order=1)
+    m = _model([node], [x], [_vi('y', shape=(1, 1, 3, 3)),
+                             _vi('i', TensorProto.INT64, (1, 1, 3, 3))], opset=12)
+    with pytest.raises(ONNXImportError, match=r"ONNX node 'pool' \(MaxPool, opset 12\): "
+                                              r"attribute storage_order=1 is not supported"):
         mx.contrib.onnx.import_model(m)
 
 
@@ -475,3 +473,32 @@ def test_if_with_a_constant_condition_is_inlined():
     with pytest.raises(ONNXImportError, match=r"ONNX node 'choose' \(If, opset 13\): the "
                                               r"condition is computed at run time"):
         mx.contrib.onnx.import_model(m)
+
+
+@pytest.mark.parametrize('kind,attrs', [
+    ('GRU', {}),                                       # linear_before_reset=0: unrolled
+    ('GRU', {'linear_before_reset': 1}),               # MXNet's fused GRU
+    ('LSTM', {'clip': 0.5}),                           # clipped: unrolled
+    ('LSTM', {}),
+    ('RNN', {'activations': ['Relu', 'Tanh']}),        # a cell MXNet's RNN lacks: unrolled
+], ids=['gru-lbr0', 'gru-fused', 'lstm-clip', 'lstm-fused', 'rnn-mixed'])
+def test_recurrent_layers_match_onnxruntime(kind, attrs):
+    rs = np.random.RandomState(0)
+    steps, batch, inp, hid = 5, 3, 4, 6
+    gates = {'GRU': 3, 'LSTM': 4, 'RNN': 1}[kind]
+    inits = [helper.make_tensor(k, TensorProto.FLOAT, s, rs.randn(*s).ravel() * 0.5)
+             for k, s in (('w', (2, gates * hid, inp)), ('r', (2, gates * hid, hid)),
+                          ('b', (2, 2 * gates * hid)))]
+    inits.append(helper.make_tensor('lens', TensorProto.INT32, (batch,), [5, 3, 1]))
+    outs = ['y', 'yh'] + (['yc'] if kind == 'LSTM' else [])
+    node = helper.make_node(kind, ['x', 'w', 'r', 'b', 'lens'], outs, hidden_size=hid,
+                            direction='bidirectional', **attrs)
+    shapes = {'y': (steps, 2, batch, hid), 'yh': (2, batch, hid), 'yc': (2, batch, hid)}
+    m = _model([node], [_vi('x', shape=(steps, batch, inp))],
+               [_vi(o, shape=shapes[o]) for o in outs], opset=14, inits=inits)
+    x = rs.randn(steps, batch, inp).astype(np.float32)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=['CPUExecutionProvider'])
+    ref = sess.run(None, {'x': x})
+    got = backend.prepare(m).run([x])
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

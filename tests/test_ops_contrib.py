@@ -269,3 +269,20 @@ def test_box_nms_ties_keep_input_order_as_mxnet(mxnet_ref, tmp_path):
     exec(_TIES, scope)
     for key, value in scope['out'].items():
         np.testing.assert_allclose(value, ref[key], rtol=1e-6, err_msg=key)
+
+
+@pytest.mark.parametrize('mode,padding,align', [('bilinear', 'zeros', False),
+                                                ('nearest', 'border', True),
+                                                ('bicubic', 'reflection', False)])
+def test_grid_sample(ctx, mode, padding, align):
+    import torch
+    data = np.random.RandomState(0).randn(2, 3, 5, 4)
+    grid = np.random.RandomState(1).uniform(-1.2, 1.2, size=(2, 3, 6, 2))
+
+    def ref(d, g):
+        return torch.nn.functional.grid_sample(torch.from_numpy(d), torch.from_numpy(g),
+                                               mode=mode, padding_mode=padding,
+                                               align_corners=align).numpy()
+    check_op(lambda d, g: nd._internal._grid_sample(d, g, mode=mode, padding_mode=padding,
+                                                    align_corners=align),
+             ref, [data, grid], ctx, wrt=[0] if mode == 'nearest' else [0, 1])

@@ -124,6 +124,26 @@ def _bitwise(f):
     return k
 
 
+def _shift(left):
+    """NumPy's left_shift / right_shift (MXNet 2's bitwise_left_shift / bitwise_right_shift)
+    with the result of a shift by a negative count or by the width or more defined as ONNX's
+    BitShift does: 0, or -1 for a negative value shifted right."""
+    def k(a, b):
+        a, b = _promoted(a, b)
+        bits = torch.iinfo(a.dtype).bits if a.dtype != torch.bool else 8
+        out = (b < 0) | (b >= bits)
+        count = b.clamp(0, bits - 1)
+        if left:
+            r = torch.bitwise_left_shift(a, count)
+            return torch.where(out, torch.zeros_like(r), r)
+        r = torch.bitwise_right_shift(a, count)
+        fill = (torch.where(a < 0, -torch.ones_like(r), torch.zeros_like(r))
+                if a.dtype.is_signed else torch.zeros_like(r))
+        return torch.where(out, fill, r)
+    k.__name__ = 'bitwise_left_shift' if left else 'bitwise_right_shift'
+    return k
+
+
 def _arctan2(a, b):
     a, b = _promoted(a, b)
     if not a.is_floating_point():
@@ -169,6 +189,7 @@ _OTHER = {
     'logical_xor': _logical(torch.logical_xor),
     'bitwise_and': _bitwise(torch.bitwise_and), 'bitwise_or': _bitwise(torch.bitwise_or),
     'bitwise_xor': _bitwise(torch.bitwise_xor), 'arctan2': _arctan2,
+    'bitwise_left_shift': _shift(True), 'bitwise_right_shift': _shift(False),
     'hypot': _float_binary(torch.hypot), 'copysign': _float_binary(torch.copysign),
     'ldexp': _ldexp, 'lcm': _lcm, 'gcd': _gcd,
 }

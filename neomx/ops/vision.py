@@ -337,6 +337,35 @@ register('BilinearSampler', inputs=('data', 'grid'), infer=_sampler_rule,
          attrs={'cudnn_off': BoolOrNone(None)})(_bilinear_sampler)
 
 
+def _grid_sample(data, grid, mode='bilinear', padding_mode='zeros', align_corners=False):
+    """``data`` (N, C, H, W) or (N, C, D, H, W) sampled at ``grid`` (N, H', W', 2) or
+    (N, D', H', W', 3): coordinates in [-1, 1], x first; ``align_corners`` puts -1 and 1 on the
+    corner pixels' centres, else on their outer edges; ``padding_mode`` says what lies outside
+    (zeros, the border's values, a reflection). torch's grid_sample: what ONNX's GridSample
+    and BilinearSampler with other options need (MXNet has no such operator)."""
+    if mode == 'bicubic' and data.dim() != 4:
+        raise ShapeError("_grid_sample: bicubic sampling is 2-d, data has shape %s"
+                         % (tuple(data.shape),))
+    return F.grid_sample(dense(data), grid.to(data.dtype), mode=mode, padding_mode=padding_mode,
+                         align_corners=align_corners)
+
+
+def _grid_sample_rule(attrs, shapes, dtypes):
+    data, grid = shapes
+    if len(data) not in (4, 5) or len(grid) != len(data) or grid[-1] != len(data) - 2 or \
+            grid[0] != data[0]:
+        raise ShapeError("_grid_sample: data must be (N, C, H, W) or (N, C, D, H, W) and grid "
+                         "(N, H', W', 2) or (N, D', H', W', 3), got %s and %s"
+                         % (tuple(data), tuple(grid)))
+    return ((data[0], data[1]) + tuple(grid[1:-1]),), (dtypes[0],)
+
+
+register('_grid_sample', inputs=('data', 'grid'), infer=_grid_sample_rule,
+         attrs={'mode': Enum('bilinear', 'nearest', 'bicubic', default='bilinear'),
+                'padding_mode': Enum('zeros', 'border', 'reflection', default='zeros'),
+                'align_corners': Bool(False)})(_grid_sample)
+
+
 def _spatial_transformer(data, loc, target_shape=(0, 0), transform_type='affine',
                          sampler_type='bilinear', cudnn_off=None):
     """``data`` resampled on the grid of the affine maps ``loc`` (N, 6) over

@@ -247,6 +247,47 @@ def _range(opset):
     return str(opset)
 
 
+# Why a test does not pass, by the first rule its operator or message matches: the tests that
+# cannot be honest in MXNet's world (its dtypes, tensors only, no complex numbers or strings,
+# shapes known before running), and the others.
+_WHY = [
+    ('dtype', 'a data type MXNet does not have (unsigned 16-64 bit, 8/4/2-bit floats and '
+              'integers, strings, complex)',
+     lambda r: 'has no neomx counterpart' in r.get('message', '')),
+    ('sequences and optionals', 'sequences, optionals and maps: MXNet has tensors only',
+     lambda r: 'sequence_type' in r.get('message', '') or 'optional_type' in
+     r.get('message', '') or family_of(r['op'] or '') == 'sequences and optionals'
+     or 'Sequence' in r.get('message', '') or 'Optional' in r.get('message', '')),
+    ('other domains', 'operators of ai.onnx.ml, ai.onnx.preview(.training): not ONNX\'s '
+                      'default domain', lambda r: "of domain '" in r.get('message', '')),
+    ('control flow', 'Loop, Scan and If on a condition known only at run time: control flow '
+                     '(MXNet\'s foreach/while_loop/cond), not translated',
+     lambda r: any(k in r.get('message', '') for k in ('(Loop,', '(Scan,', 'computed at run '
+                                                        'time: control flow'))),
+    ('strings and images', 'strings, regular expressions, text vectorizers, image decoding',
+     lambda r: family_of(r['op'] or '') == 'strings and text' or 'string' in
+     r.get('message', '') or 'ImageDecoder' in r.get('message', '')),
+    ('complex numbers', 'DFT and STFT compute complex numbers',
+     lambda r: any(k in r.get('message', '') for k in ('(DFT,', '(STFT,'))),
+    ('data-dependent shapes', 'the output\'s shape depends on the values (NonZero, Unique, '
+                              'NonMaxSuppression): MXNet infers shapes before running',
+     lambda r: any(k in r.get('message', '') for k in ('(Unique,', '(NonMaxSuppression,',
+                                                       '(NonZero,'))),
+    ('random', 'random numbers: neomx\'s generator, not the values ONNX\'s seed gives',
+     lambda r: r['result'] == 'fail' and (r['op'] in ('Bernoulli', 'Dropout') or
+                                          'bernoulli' in r['name'] or 'dropout' in r['name'])
+     or 'dropout in training mode' in r.get('message', '')),
+]
+
+
+def why(result):
+    """(category, reason) of a test that does not pass."""
+    for key, reason, rule in _WHY:
+        if rule(result):
+            return key, reason
+    return 'not converted', 'neomx could express it but does not yet (see the message)'
+
+
 def _base_name(name):
     """The test an expanded test expands (``test_x_expanded_ver18`` -> ``test_x``)."""
     i = name.find('_expanded')
@@ -282,6 +323,14 @@ def report(results, out=sys.stdout):
     print('total: %s%s' % (dict(total), ', exported again and run in onnxruntime: %d'
                            % sum(r['export'] == 'pass' for r in results) if exported else ''),
           file=out)
+    reasons = collections.defaultdict(list)
+    for r in results:
+        if r['result'] != 'pass':
+            reasons[why(r)].append(r['name'])
+    if reasons:
+        print('\nnot passing, why:', file=out)
+        for (key, reason), names in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
+            print('%5d  %s: %s' % (len(names), key, reason), file=out)
 
 
 def main(argv=None):

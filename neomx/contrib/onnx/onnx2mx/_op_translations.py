@@ -1073,7 +1073,9 @@ def _pad(n):
         axes = tuple(range(rank))
     else:
         pads = _ints(n.const(1, 'pads'))
-        value = _scalar(n.const(2, 'constant_value')) if n.has(2) else 0
+        value = 0
+        if n.has(2) and n.is_const(2):
+            value = _scalar(n.const(2))
         axes = _ints(n.const(3, 'axes')) if n.has(3) else tuple(range(rank))
     axes = [_norm(a, rank) for a in axes]
     k = len(axes)
@@ -1090,8 +1092,15 @@ def _pad(n):
     if mode not in modes:
         raise n.unsupported('mode')
     attrs = {'constant_values': value} if mode == 'constant' else {}
-    return n.op('_npi_pad', x, pad_width=tuple(tuple(w) for w in width), mode=modes[mode],
-                **attrs)
+    width = tuple(tuple(w) for w in width)
+    y = n.op('_npi_pad', x, pad_width=width, mode=modes[mode], **attrs)
+    if mode == 'constant' and n.opset >= 11 and n.has(2) and not n.is_const(2):
+        # a padding value computed at run time: where a padded mask of ones is 0
+        inside = n.op('_npi_pad', n.op('ones_like', x), pad_width=width, mode='constant',
+                      constant_values=0)
+        fill = n.op('Cast', n.input(2), dtype=n.dtype(0))
+        y = n.op('_npi_where', n.op('Cast', inside, dtype='bool'), y, fill)
+    return y
 
 
 # -- indexing ------------------------------------------------------------------------------
@@ -1312,27 +1321,20 @@ def _rnn(n):
     dirs = 2 if direction == 'bidirectional' else 1
     acts = tuple(a.lower() for a in n.attr('activations', ())) or \
         _DEFAULT_ACTS[kind] * dirs
-    if kind == 'RNN':
-        if acts not in (('tanh',) * dirs, ('relu',) * dirs):
-            raise n.unsupported('activations', why="MXNet's RNN has tanh or relu cells")
-        mode = 'rnn_' + acts[0]
-    else:
-        if acts != _DEFAULT_ACTS[kind] * dirs:
-            raise n.unsupported('activations', why="MXNet's %s cells use sigmoid and tanh"
-                                % kind)
-        mode = kind.lower()
-    for a in ('activation_alpha', 'activation_beta', 'clip'):
-        if n.attr(a) is not None:
-            raise n.unsupported(a)
-    if kind == 'LSTM' and n.attr('input_forget', 0):
-        raise n.unsupported('input_forget')
-    if kind == 'GRU' and not n.attr('linear_before_reset', 0):
-        raise n.unsupported('linear_before_reset', 0, "MXNet's GRU applies the reset gate "
-                            "after the recurrent weight (linear_before_reset=1)")
-    if kind == 'LSTM' and n.has(7):
-        p = n.const(7, 'P') if n.is_const(7) else None
-        if p is None or np.any(p != 0):
-            raise n.error("peephole weights (input P) are not supported")
+    fused = (kind != 'RNN' and acts == _DEFAULT_ACTS[kind] * dirs or
+             kind == 'RNN' and acts in (('tanh',) * dirs, ('relu',) * dirs))
+    fused = fused and all(n.attr(a) is None for a in ('activation_alpha', 'activation_beta',
+                                                      'clip'))
+    if kind == 'LSTM':
+        fused = fused and not n.attr('input_forget', 0) and (
+            not n.has(7) or n.is_const(7) and not np.any(n.const(7) != 0))
+    if kind == 'GRU':
+        fused = fused and n.attr('linear_before_reset', 0)
+    if direction == 'reverse' and n.has(4):
+        fused = False
+    if not fused:   # what MXNet's fused RNN cannot do, as a loop unrolled over the steps
+        return _rnn_unrolled(n, kind, hidden, dirs, direction, acts)
+    mode = 'rnn_' + acts[0] if kind == 'RNN' else kind.lower()
     layout = n.attr('layout', 0)
     x = n.input(0)
     if layout:
@@ -1369,16 +1371,16 @@ def _rnn(n):
     c0 = state(6) if kind == 'LSTM' else None
     lens = n.input(4)
     if direction == 'reverse':
-        if lens is not None:
-            raise n.error("direction='reverse' with sequence_lens is not supported")
         x = n.op('reverse', x, axis=0)
     attrs = dict(state_size=hidden, num_layers=1, bidirectional=dirs == 2, mode=mode,
                  state_outputs=True)
-    args = [x, params, h0] + ([c0] if kind == 'LSTM' else [])
+    inputs = dict(data=x, parameters=params, state=h0)
+    if kind == 'LSTM':
+        inputs['state_cell'] = c0
     if lens is not None:
-        args.append(n.op('Cast', lens, dtype='int32'))
+        inputs['sequence_length'] = n.op('Cast', lens, dtype='int32')
         attrs['use_sequence_length'] = True
-    out = n.op('RNN', *args, **attrs)
+    out = n.op('RNN', **inputs, **attrs)
     y = out[0]
     if direction == 'reverse':
         y = n.op('reverse', y, axis=0)
@@ -1390,6 +1392,163 @@ def _rnn(n):
     else:
         y = n.op('transpose', y, axes=(0, 2, 1, 3))            # (seq, dirs, batch, hidden)
     return [y] + states
+
+
+# ONNX's activations of recurrent cells: (name, number of alpha/beta values it takes)
+_CELL_ACTS = {'relu': 0, 'tanh': 0, 'sigmoid': 0, 'affine': 2, 'leakyrelu': 1,
+              'thresholdedrelu': 1, 'scaledtanh': 2, 'hardsigmoid': 2, 'elu': 1,
+              'softsign': 0, 'softplus': 0}
+
+
+def _cell_activation(n, name, alpha, beta):
+    def apply(x):
+        if name in ('relu', 'tanh', 'sigmoid', 'softsign'):
+            return n.op(name, x)
+        if name == 'softplus':
+            return n.op('Activation', x, act_type='softrelu')
+        if name == 'affine':
+            return n.op('_plus_scalar', n.op('_mul_scalar', x, scalar=alpha), scalar=beta)
+        if name == 'leakyrelu':
+            return n.op('LeakyReLU', x, act_type='leaky', slope=alpha)
+        if name == 'thresholdedrelu':
+            return n.op('broadcast_mul', x, n.op('_greater_scalar', x, scalar=alpha))
+        if name == 'scaledtanh':
+            return n.op('_mul_scalar', n.op('tanh', n.op('_mul_scalar', x, scalar=beta)),
+                        scalar=alpha)
+        if name == 'hardsigmoid':
+            return n.op('hard_sigmoid', x, alpha=alpha, beta=beta)
+        if name == 'elu':
+            return n.op('LeakyReLU', x, act_type='elu', slope=alpha)
+        raise n.unsupported('activations')
+    return apply
+
+
+def _rnn_unrolled(n, kind, hidden, dirs, direction, acts):
+    """A recurrent layer as ONNX defines it, step by step in registry operators: any
+    activations, clipping, peepholes, input_forget, GRU's linear_before_reset=0, sequence
+    lengths. The number of steps must be static."""
+    alphas, betas = list(n.attr('activation_alpha', ())), list(n.attr('activation_beta', ()))
+    fns = []
+    for name in acts:
+        if name not in _CELL_ACTS:
+            raise n.unsupported('activations')
+        k = _CELL_ACTS[name]
+        alpha = alphas.pop(0) if k >= 1 and alphas else {'leakyrelu': 0.01, 'thresholdedrelu':
+                                                         1.0, 'elu': 1.0, 'hardsigmoid': 0.2,
+                                                         }.get(name, 1.0)
+        beta = betas.pop(0) if k == 2 and betas else {'hardsigmoid': 0.5}.get(name, 0.0)
+        fns.append(_cell_activation(n, name, alpha, beta))
+    per = len(acts) // dirs
+    clip = n.attr('clip')
+    layout = n.attr('layout', 0)
+    x = n.input(0)
+    if layout:
+        x = n.op('transpose', x, axes=(1, 0, 2))
+    shape = n.shape(0)
+    steps = shape[1 if layout else 0]
+    if steps is None:
+        raise n.error("this recurrent layer runs step by step and needs a static sequence "
+                      "length")
+    gates = len(_GATE_ORDER[kind])
+    lens = n.input(4)
+    mask_of = None
+    if lens is not None:
+        lens = n.op('Cast', lens, dtype=n.dtype(0))
+
+        def mask_of(t):         # (batch, 1): 1 where step t is within the sequence
+            return n.op('expand_dims', n.op('_greater_scalar', lens, scalar=float(t)), axis=1)
+
+    def part(s, d):
+        return n.op('squeeze', n.op('slice_axis', s, axis=0, begin=d, end=d + 1), axis=0)
+
+    def rows(s, g):
+        return n.op('slice_axis', s, axis=-1, begin=g * hidden, end=(g + 1) * hidden)
+
+    def clipped(v):
+        return v if clip is None else n.op('clip', v, a_min=-clip, a_max=clip)
+
+    ys, hs, cs = [], [], []
+    for d in range(dirs):
+        f, g = fns[d * per], fns[d * per + 1] if per > 1 else None
+        h_act = fns[d * per + 2] if per > 2 else None
+        w, r = part(n.input(1), d), part(n.input(2), d)
+        wb = rb = None
+        if n.has(3):
+            b = part(n.input(3), d)
+            wb = n.op('slice_axis', b, axis=0, begin=0, end=gates * hidden)
+            rb = n.op('slice_axis', b, axis=0, begin=gates * hidden, end=2 * gates * hidden)
+        xw = n.op('FullyConnected', x, w, wb, num_hidden=gates * hidden, no_bias=wb is None,
+                  flatten=False)                                    # (steps, batch, G*H)
+        h = part(n.input(5), d) if n.has(5) else None
+        c = part(n.input(6), d) if kind == 'LSTM' and n.has(6) else None
+        peep = part(n.input(7), d) if kind == 'LSTM' and n.has(7) else None
+        reverse = direction == 'reverse' or d == 1
+        outs = [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            xt = n.op('squeeze', n.op('slice_axis', xw, axis=0, begin=t, end=t + 1), axis=0)
+            if h is None:       # the zero initial state
+                h = n.op('zeros_like', rows(xt, 0))
+                if kind == 'LSTM' and c is None:
+                    c = n.op('zeros_like', rows(xt, 0))
+            hr = n.op('FullyConnected', h, r, rb, num_hidden=gates * hidden,
+                      no_bias=rb is None)
+            if kind == 'RNN':
+                h_new = f(clipped(n.op('broadcast_add', xt, hr)))
+            elif kind == 'GRU':
+                z = f(clipped(n.op('broadcast_add', rows(xt, 0), rows(hr, 0))))
+                rg = f(clipped(n.op('broadcast_add', rows(xt, 1), rows(hr, 1))))
+                if n.attr('linear_before_reset', 0):
+                    hh = n.op('broadcast_mul', rg, rows(hr, 2))
+                else:       # the reset gate before the recurrent weight
+                    rh = n.op('slice_axis', r, axis=0, begin=2 * hidden, end=3 * hidden)
+                    rbh = None if rb is None else n.op('slice_axis', rb, axis=0,
+                                                       begin=2 * hidden, end=3 * hidden)
+                    hh = n.op('FullyConnected', n.op('broadcast_mul', rg, h), rh, rbh,
+                              num_hidden=hidden, no_bias=rbh is None)
+                cand = g(clipped(n.op('broadcast_add', rows(xt, 2), hh)))
+                # (1 - z) * cand + z * h
+                h_new = n.op('broadcast_add', cand, n.op('broadcast_mul', z,
+                                                          n.op('broadcast_sub', h, cand)))
+            else:
+                pre = n.op('broadcast_add', xt, hr)         # gates i o f c
+                pi = rows(pre, 0)
+                pf = rows(pre, 2)
+                if peep is not None:
+                    pi = n.op('broadcast_add', pi, n.op('broadcast_mul', rows(peep, 0), c))
+                    pf = n.op('broadcast_add', pf, n.op('broadcast_mul', rows(peep, 2), c))
+                i = f(clipped(pi))
+                fg = n.op('_rminus_scalar', i, scalar=1.0) if n.attr('input_forget', 0) \
+                    else f(clipped(pf))
+                cand = g(clipped(rows(pre, 3)))
+                c_new = n.op('broadcast_add', n.op('broadcast_mul', fg, c),
+                             n.op('broadcast_mul', i, cand))
+                po = rows(pre, 1)
+                if peep is not None:
+                    po = n.op('broadcast_add', po, n.op('broadcast_mul', rows(peep, 1), c_new))
+                h_new = n.op('broadcast_mul', f(clipped(po)), h_act(c_new))
+            if mask_of is not None:     # past a sequence's end: the state stays, output 0
+                m = mask_of(t)
+                h_new = n.op('_npi_where', m, h_new, h)
+                if kind == 'LSTM':
+                    c_new = n.op('_npi_where', m, c_new, c)
+                outs[t] = n.op('broadcast_mul', h_new, n.op('Cast', m, dtype=n.dtype(0)))
+            else:
+                outs[t] = h_new
+            h = h_new
+            if kind == 'LSTM':
+                c = c_new
+        ys.append(n.op('stack', *outs, axis=0, num_args=steps))       # (steps, batch, H)
+        hs.append(h)
+        cs.append(c)
+    y = n.op('stack', *ys, axis=1, num_args=dirs)                    # (steps, dirs, batch, H)
+    yh = n.op('stack', *hs, axis=0, num_args=dirs)
+    outs = [y, yh]
+    if kind == 'LSTM':
+        outs.append(n.op('stack', *cs, axis=0, num_args=dirs))
+    if layout:
+        outs = [n.op('transpose', outs[0], axes=(2, 0, 1, 3))] + \
+            [n.op('transpose', s, axes=(1, 0, 2)) for s in outs[1:]]
+    return outs
 
 
 converter('LSTM', attributes=('activation_alpha', 'activation_beta', 'activations', 'clip',
@@ -1426,8 +1585,15 @@ def function_body(n):
             types = []
             for i, name in enumerate(n.input_names):
                 t = onnx.TypeProto()
-                if name:
+                if name:    # the builder may read the inputs' ranks and sizes
                     t.tensor_type.elem_type = _onnx_type_of(n.dtype(i))
+                    shape = n.shape(i)
+                    if shape is not None:
+                        dims = t.tensor_type.shape.dim
+                        for d in shape:
+                            dims.add()
+                            if d is not None:
+                                dims[-1].dim_value = d
                 types.append(t.SerializeToString())
             versions = [v for v in schema.context_dependent_function_opset_versions
                         if v <= n.opset]
@@ -1446,8 +1612,13 @@ def function_body(n):
     if fn is None or not fn.node:
         return None
 
+    # the schema's defaults for the attributes the node leaves out
+    defaults = [schema.attributes[a].default_value for a in schema.attributes
+                if schema.attributes[a].default_value.name and
+                a not in {x.name for x in n.proto.attribute}]
+
     def convert(node):
-        inline_function(node.g, node.proto, fn, {'': node.opset})
+        inline_function(node.g, node.proto, fn, {'': node.opset}, defaults)
     convert.attributes = None
     convert.random = False
     convert.expanded = True
@@ -1923,3 +2094,75 @@ _if.attributes = None
 _if.random = False
 _if.expanded = True
 _convert_map['If'] = _if
+
+
+@converter('GridSample', attributes=('align_corners', 'mode', 'padding_mode'))
+def _grid_sample_op(n):
+    mode = {'linear': 'bilinear', 'cubic': 'bicubic'}.get(n.attr('mode', 'bilinear'),
+                                                          n.attr('mode', 'bilinear'))
+    return n.op('_grid_sample', n.input(0), n.input(1), mode=mode,
+                padding_mode=n.attr('padding_mode', 'zeros'),
+                align_corners=bool(n.attr('align_corners', 0)))
+
+
+@converter('DeformConv', attributes=('dilations', 'group', 'kernel_shape', 'offset_group',
+                                     'pads', 'strides'))
+def _deform_conv(n):
+    w_shape = n.static_shape(1, 'for DeformConv (the weight)')
+    spatial = len(w_shape) - 2
+    if spatial != 2:
+        raise n.error("MXNet's deformable convolution is 2-d; this one is %d-d" % spatial)
+    pads = tuple(n.attr('pads', (0,) * 4))
+    if pads[:2] != pads[2:]:
+        raise n.unsupported('pads', why="MXNet's deformable convolution pads symmetrically")
+    bias = n.input(3)
+    attrs = dict(kernel=tuple(n.attr('kernel_shape', w_shape[2:])),
+                 stride=tuple(n.attr('strides', (1, 1))),
+                 dilate=tuple(n.attr('dilations', (1, 1))), pad=pads[:2],
+                 num_filter=w_shape[0], num_group=n.attr('group', 1),
+                 num_deformable_group=n.attr('offset_group', 1), no_bias=bias is None)
+    if n.has(4):
+        return n.op('_contrib_ModulatedDeformableConvolution', n.input(0), n.input(2),
+                    n.input(4), n.input(1), bias, **attrs)
+    return n.op('_contrib_DeformableConvolution', n.input(0), n.input(2), n.input(1), bias,
+                **attrs)
+
+
+@converter('MaxUnpool', attributes=('kernel_shape', 'pads', 'strides'))
+def _max_unpool(n):
+    # the values written at their indices (positions in the flattened output) into zeros
+    shape = n.static_shape(0, 'for MaxUnpool')
+    kernel = n.attr('kernel_shape')
+    spatial = len(kernel)
+    strides = n.attr('strides', (1,) * spatial)
+    pads = n.attr('pads', (0,) * (2 * spatial))
+    default = tuple(shape[:2]) + tuple((d - 1) * s + k - pads[i] - pads[i + spatial]
+                                       for i, (d, s, k) in enumerate(zip(shape[2:], strides,
+                                                                          kernel)))
+    out = _ints(n.const(2, 'output_shape')) if n.has(2) else default
+    idx = _reshape(n, n.input(1), (-1,))
+    if tuple(out) != default:
+        # the indices count positions of the default output: moved to the given one's
+        plane = int(np.prod(default[2:]))
+        rest = n.op('_npi_mod_scalar', idx, scalar=plane)
+        moved = n.op('_mul_scalar', n.op('_npi_floor_divide_scalar', idx, scalar=plane),
+                     scalar=int(np.prod(out[2:])))
+        for a in range(2, len(out)):
+            inner = int(np.prod(default[a + 1:]))
+            coord = n.op('_npi_floor_divide_scalar', rest, scalar=inner)
+            rest = n.op('_npi_mod_scalar', rest, scalar=inner)
+            moved = n.op('broadcast_add', moved, n.op('_mul_scalar', coord,
+                                                      scalar=int(np.prod(out[a + 1:]))))
+        idx = moved
+    zeros = _filled(n, (int(np.prod(out)),), 0, n.dtype(0))
+    flat = n.op('_scatter_elements', zeros, idx, _reshape(n, n.input(0), (-1,)), axis=0)
+    return _reshape(n, flat, out)
+
+
+@converter('BitShift', attributes=('direction',))
+def _bit_shift(n):
+    direction = n.attr('direction')
+    if direction not in ('LEFT', 'RIGHT'):
+        raise n.unsupported('direction')
+    return n.op('_npi_bitwise_left_shift' if direction == 'LEFT' else
+                '_npi_bitwise_right_shift', n.input(0), n.input(1))

@@ -394,10 +394,11 @@ class GraphProto:
         return [n for n in s.list_inputs() if n in self._graph_inputs]
 
 
-def inline_function(importer, proto, fn, opsets=None):
+def inline_function(importer, proto, fn, opsets=None, defaults=()):
     """Translates the body of FunctionProto ``fn`` called by node ``proto``: formal names
     renamed to the call's tensors (internal ones prefixed by the node's name), attribute
-    references resolved from the call or the function's defaults."""
+    references resolved from the call or the defaults (the function's, then ``defaults``,
+    the operator schema's)."""
     import onnx
     prefix = (proto.name or proto.output[0]) + '/'
     rename = {}
@@ -405,7 +406,8 @@ def inline_function(importer, proto, fn, opsets=None):
         rename[formal] = actual
     for formal, actual in zip(fn.output, proto.output):
         rename[formal] = actual
-    given = {a.name: a for a in getattr(fn, 'attribute_proto', ())}
+    given = {a.name: a for a in defaults}
+    given.update({a.name: a for a in getattr(fn, 'attribute_proto', ())})
     given.update({a.name: a for a in proto.attribute})
     body = []
     for n in fn.node:
