@@ -79,3 +79,15 @@ def test_export_of_stable_sort_gather_along_axis_and_expm1(tmp_path):
     np.testing.assert_allclose(got[0], -np.sort(-x, axis=1))
     np.testing.assert_allclose(got[1], np.expm1(x), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got[2], np.sinh(x), rtol=1e-5)
+
+
+def test_export_keeps_input_and_output_names_torch_refuses(tmp_path):
+    # ONNX models name tensors '0', '1': imported and exported again, the names stay
+    x = mx.sym.var('0')
+    out = mx.sym.relu(x, name='1')
+    path = export_model(out, {}, [(2, 3)], np.float32, str(tmp_path / 'n.onnx'))
+    model = onnx.load(path)
+    assert [i.name for i in model.graph.input] == ['0']
+    assert [o.name for o in model.graph.output] == ['1_output']
+    got, = run_onnx(path, **{'0': -np.ones((2, 3))})
+    assert (got == 0).all()

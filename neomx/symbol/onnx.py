@@ -207,16 +207,34 @@ def _export(graph, data_names, shapes, types, param_names, arrays, output_names,
     # zeros to trace with, ones for integers (an integer division by zero raises)
     dummy = tuple((torch.zeros if dtype_torch(t).is_floating_point else torch.ones)(
         s, dtype=dtype_torch(t)) for s, t in zip(shapes, types))
+    # torch names the graph's inputs and outputs only with names it accepts as identifiers
+    # of its own ('0', an ONNX model's input name, is not): placeholders, renamed afterwards
+    ins = ['input_%d' % i for i in range(len(data_names))]
+    outs = ['output_%d' % i for i in range(len(output_names))]
     dyn = None
     if dynamic:
-        dyn = {n: {0: 'batch'} for n in list(data_names) + list(output_names)}
+        dyn = {n: {0: 'batch'} for n in ins + outs}
     with atomic.replacing(path) as tmp, warnings.catch_warnings():
         warnings.simplefilter('ignore')
         with torch.no_grad():
-            torch.onnx.export(Model(), dummy, tmp, input_names=list(data_names),
-                              output_names=list(output_names), dynamic_axes=dyn,
-                              opset_version=opset_version, verbose=verbose, dynamo=False)
+            torch.onnx.export(Model(), dummy, tmp, input_names=ins, output_names=outs,
+                              dynamic_axes=dyn, opset_version=opset_version, verbose=verbose,
+                              dynamo=False)
+        _rename_io(tmp, dict(zip(ins + outs, list(data_names) + list(output_names))))
     return path
+
+
+def _rename_io(path, names):
+    """Renames the inputs and outputs of the ONNX model file ``path`` (in place)."""
+    import onnx
+    model = onnx.load(path)
+    g = model.graph
+    for v in list(g.input) + list(g.output) + list(g.value_info):
+        v.name = names.get(v.name, v.name)
+    for node in g.node:
+        node.input[:] = [names.get(i, i) for i in node.input]
+        node.output[:] = [names.get(o, o) for o in node.output]
+    onnx.save(model, path)
 
 
 # MXNet's exporter package (``mx.onnx.mx2onnx``): here the exporter is this module.

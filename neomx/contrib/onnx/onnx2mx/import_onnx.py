@@ -683,5 +683,10 @@ class _Node:
             raise self.error(str(e)) from None
 
 
-# MXNet's name of the table of converters in this module
-from ._import_helper import _convert_map as convert_map  # noqa: E402,F401
+def __getattr__(name):
+    # MXNet's name of the table of converters in this module, loaded when first read (the
+    # converters are a large module that ``import neomx`` need not compile)
+    if name == 'convert_map':
+        from ._import_helper import _convert_map
+        return _convert_map
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
