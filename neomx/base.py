@@ -157,6 +157,10 @@ numeric_types = (float, int, np.generic)
 integer_types = (int, np.integer)
 string_types = (str,)
 
+# MXNet's numpy stand-in for bfloat16, which numpy lacks: the 16 bits as a named uint16 field
+# (``NDArray.dtype`` of a bfloat16 array, ``amp.bfloat16``).
+bfloat16 = np.dtype([('bfloat16', np.uint16)])
+
 # MXNet's type flags (the numbers in .params files and symbol JSON `__dtype__`).
 _TABLE = [
     # name       numpy        torch           flag
@@ -169,7 +173,7 @@ _TABLE = [
     ('int64', np.int64, torch.int64, 6),
     ('bool', np.bool_, torch.bool, 7),
     ('int16', np.int16, torch.int16, 8),
-    ('bfloat16', None, torch.bfloat16, 12),
+    ('bfloat16', bfloat16, torch.bfloat16, 12),
 ]
 _BY_NAME = {name: (npt, tt, flag) for name, npt, tt, flag in _TABLE}
 _NAME_OF_TORCH = {tt: name for name, _, tt, _ in _TABLE}
@@ -216,11 +220,9 @@ def dtype_name(dtype):
 
 
 def dtype_np(dtype):
-    """The numpy type (e.g. ``numpy.float32``) MXNet reports as ``NDArray.dtype``."""
-    npt = _BY_NAME[dtype_name(dtype)][0]
-    if npt is None:
-        raise TypeError("dtype bfloat16 has no numpy equivalent")
-    return npt
+    """The numpy type (e.g. ``numpy.float32``) MXNet reports as ``NDArray.dtype``; for
+    bfloat16, MXNet's stand-in ``bfloat16`` (a dtype, numpy having no such type)."""
+    return _BY_NAME[dtype_name(dtype)][0]
 
 
 def dtype_torch(dtype):

@@ -114,27 +114,6 @@ def test_unavailable_names_fail_when_called():
         mx.sym.contrib.quantized_conv(mx.sym.var('x'))
     with pytest.raises(MXNetError, match='sym.contrib.dgl_adjacency: .*imperatively'):
         mx.sym.contrib.dgl_adjacency(mx.sym.var('x'))
-    from neomx.contrib.amp.lists import symbol_fp16
-    with pytest.raises(MXNetError, match='mixed precision'):
-        list(symbol_fp16.FP16_FUNCS)
-    with pytest.raises(MXNetError, match='mixed precision'):
-        mx.contrib.amp.list_lp16_ops('float16')
-
-
-def test_loss_scaler_halves_on_overflow_and_grows_back():
-    from neomx.contrib.amp.loss_scaler import LossScaler
-    p = mx.gluon.Parameter('w', shape=(2,))
-    p.initialize()
-    s = LossScaler()
-    s._scale_seq_len = 3
-    p.grad()[:] = mx.nd.array([1.0, np.inf])
-    assert s.has_overflow([p]) and s.loss_scale == 2.0 ** 16
-    p.grad()[:] = 1
-    assert not s.has_overflow([p]) and s.loss_scale == 2.0 ** 15
-    for _ in range(3):
-        s.has_overflow([p])
-    s.has_overflow([p])
-    assert s.loss_scale == 2.0 ** 16
 
 
 def test_dataloader_v1_and_pickling_helpers():

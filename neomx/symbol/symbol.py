@@ -76,7 +76,7 @@ class Symbol:
         return Symbol(_copy_graph(self._outputs, {}))
 
     def __getstate__(self):
-        return {'handle': self.tojson()}
+        return {'handle': self.tojson(remove_amp_cast=False)}
 
     def __setstate__(self, state):
         self._outputs = load_json(state['handle'])._outputs
@@ -328,14 +328,17 @@ class Symbol:
 
     # -- serialisation --
     def tojson(self, remove_amp_cast=True):
-        """The symbol in MXNet's ``-symbol.json`` format."""
+        """The symbol in MXNet's ``-symbol.json`` format; without its mixed-precision casts
+        (``amp_cast``, ``amp_multicast``) unless ``remove_amp_cast`` is false, as MXNet."""
+        from .amp import remove_amp_cast as strip
         from .json import dumps
-        return dumps(self._outputs)
+        return dumps(strip(self._outputs) if remove_amp_cast else self._outputs)
 
     def save(self, fname, remove_amp_cast=True):
-        """Writes ``tojson()`` to ``fname`` (atomically)."""
+        """Writes ``tojson(remove_amp_cast)`` to ``fname`` (atomically)."""
+        from .amp import remove_amp_cast as strip
         from .json import save
-        save(self._outputs, fname)
+        save(strip(self._outputs) if remove_amp_cast else self._outputs, fname)
 
     def debug_str(self):
         """A listing of the graph, in MXNet's layout."""

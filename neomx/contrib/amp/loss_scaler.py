@@ -6,20 +6,18 @@
 """
 import logging
 
-import numpy as np
-
 from ... import autograd as ag
-from ... import ndarray as nd  # noqa: F401  (MXNet's module holds it)
-from ...ndarray import multi_all_finite  # noqa: F401  (MXNet's module holds it)
+from ... import ndarray as nd
+from ...ndarray import multi_all_finite
 
 __all__ = ['LossScaler']
 
 
 class LossScaler:
-    """A loss scale that halves after a step whose gradients overflowed (inf or NaN) and
-    doubles, up to 2**24, after 2000 steps in a row without overflow; it starts at 2**16.
-    ``has_overflow(params)`` checks the parameters' gradients and moves the scale for the
-    next step."""
+    """A loss scale that starts at 2**16, halves after a step whose gradients overflowed (an
+    inf or a NaN: the trainer skips that step) and doubles, up to 2**24, after 2000 steps in
+    a row without overflow. ``has_overflow(params)`` checks the parameters' gradients (on
+    their first device, as MXNet) and moves the scale for the next step."""
 
     def __init__(self):
         self._loss_scale = 2.0 ** 16
@@ -33,10 +31,17 @@ class LossScaler:
         return self._loss_scale
 
     def has_overflow(self, params):
-        """Whether any gradient of ``params`` (Parameters) holds an inf or a NaN."""
+        """Whether any gradient of ``params`` (Parameters) holds an inf or a NaN: one engine
+        operation per 200 gradients and one wait, for the answer."""
         with ag.pause():
-            grads = [g for p in params if p.grad_req != 'null' for g in p.list_grad()]
-            overflow = not all(bool(np.isfinite(g.asnumpy()).all()) for g in grads)
+            grads = [p._grad[0] for p in params if p._grad is not None]
+            finite = True
+            if grads:
+                flags = [multi_all_finite(*grads[i:i + 200], num_arrays=len(grads[i:i + 200]))
+                         for i in range(0, len(grads), 200)]
+                finite = bool(nd.concat(*flags, dim=0).min().asscalar()) if len(flags) > 1 \
+                    else bool(flags[0].asscalar())
+        overflow = not finite
         self._loss_scale = self._next_loss_scale
         if overflow:
             self._next_loss_scale = self._loss_scale / 2.0
@@ -44,9 +49,8 @@ class LossScaler:
             logging.info("AMP: decreasing loss scale to %f", self._next_loss_scale)
         else:
             self._unskipped += 1
-            if self._unskipped == self._scale_seq_len:
-                self._unskipped = 0
-                self._next_loss_scale = min(self._max_loss_scale, self._loss_scale * 2.0)
-                logging.info("AMP: increasing loss scale to %f", self._next_loss_scale)
+        if self._unskipped == self._scale_seq_len:
+            self._unskipped = 0
+            self._next_loss_scale = min(self._max_loss_scale, self._loss_scale * 2.0)
+            logging.info("AMP: increasing loss scale to %f", self._next_loss_scale)
         return overflow
-

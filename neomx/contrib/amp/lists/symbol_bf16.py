@@ -1,22 +1,9 @@
-"""MXNet's AMP operator tables for bf16; neomx has no automatic mixed precision, so each
-table raises an error saying so when used."""
-from ..amp import _unsupported
+"""MXNet's AMP tables for bfloat16, under MXNet's names (see ``ops/amp_lists.py``)."""
+from ....ops.amp_lists import BF16_CONDITIONAL_FP32_FUNCS as CONDITIONAL_FP32_FUNCS
+from ....ops.amp_lists import BF16_FP32_FUNCS, BF16_FUNCS, BF16_USE_FP32_PARAMS
+from ....ops.amp_lists import BF16_FP32_ONLY_FUNCS as FP32_FUNCS
+from ....ops.amp_lists import BF16_LOSS_OUTPUT_FUNCTIONS as LOSS_OUTPUT_FUNCTIONS
+from ....ops.amp_lists import BF16_WIDEST_TYPE_CASTS as WIDEST_TYPE_CASTS
 
-_TABLES = ('BF16_FUNCS', 'BF16_FP32_FUNCS', 'BF16_USE_FP32_PARAMS', 'FP32_FUNCS',
-           'WIDEST_TYPE_CASTS', 'CONDITIONAL_FP32_FUNCS', 'LOSS_OUTPUT_FUNCTIONS')
-
-
-class _Table:
-    """An AMP operator table: using it (iterating, testing membership, indexing) raises."""
-
-    def __init__(self, name):
-        self._fail = _unsupported('lists.symbol_bf16.' + name)
-
-    def __iter__(self):
-        self._fail()
-
-    __contains__ = __len__ = __getitem__ = lambda self, *args: self._fail()
-
-
-for _name in _TABLES:
-    globals()[_name] = _Table(_name)
+__all__ = ['BF16_FUNCS', 'BF16_FP32_FUNCS', 'BF16_USE_FP32_PARAMS', 'FP32_FUNCS',
+           'CONDITIONAL_FP32_FUNCS', 'WIDEST_TYPE_CASTS', 'LOSS_OUTPUT_FUNCTIONS']
