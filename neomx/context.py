@@ -17,12 +17,23 @@ import warnings
 import torch
 
 from .base import ClassPropertyMeta, MXNetError, classproperty
+from .util import set_module
 
 __all__ = ['Context', 'cpu', 'gpu', 'cpu_pinned', 'num_gpus', 'current_context', 'gpu_memory_info']
 
 
+def _context(device_type, device_id):
+    """A Context from its pickle (a function of neomx's, so that a pickle loads without the
+    ``mxnet`` alias)."""
+    return Context(device_type, device_id)
+
+
+@set_module('mxnet.context')
 class Context(metaclass=ClassPropertyMeta):
-    """A device: ``Context('cpu', 0)``, ``Context('gpu', 1)`` or ``Context(other_context)``."""
+    """A device: ``Context('cpu', 0)``, ``Context('gpu', 1)`` or ``Context(other_context)``.
+
+    Its module reads ``mxnet.context``, as MXNet's, since libraries name the class that way
+    (GluonTS serialises a context as ``mxnet.context.Context`` and decodes only that name)."""
     devtype2str = {1: 'cpu', 2: 'gpu', 3: 'cpu_pinned', 5: 'cpu_shared'}
     devstr2type = {'cpu': 1, 'gpu': 2, 'cpu_pinned': 3, 'cpu_shared': 5}
     _default = threading.local()
@@ -79,7 +90,7 @@ class Context(metaclass=ClassPropertyMeta):
     __repr__ = __str__
 
     def __reduce__(self):
-        return (Context, (self.device_type, self.device_id))
+        return (_context, (self.device_type, self.device_id))
 
     def __enter__(self):
         state = Context._default

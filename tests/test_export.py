@@ -113,3 +113,27 @@ np.save('x.npy', x.asnumpy()); np.save('y.npy', y.asnumpy())
     y = net(nd.array(np.load(tmp_path / 'x.npy')))
     np.testing.assert_allclose(y.asnumpy(), np.load(tmp_path / 'y.npy'), rtol=1e-4, atol=1e-5)
     assert len([n for n in net.collect_params() if n.endswith('running_mean')]) == 20
+
+
+class _Nested(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, x, y):
+        return x + y, [x * 2, F.relu(y)]
+
+
+def test_formats_of_a_traced_call_go_with_an_export(tmp_path):
+    # A hybridized block keeps the nested structure of the inputs and outputs it traced, as
+    # MXNet's _in_format/_out_format; a SymbolBlock given them back returns the same nesting.
+    net = _Nested()
+    assert net._in_format is None and net._out_format is None
+    net.hybridize()
+    x, y = nd.ones((2,)), nd.array([-1.0, 3.0])
+    want = net(x, y)
+    assert net._in_format == [0, 0] and net._out_format == [0, [0, 0]]
+    net.export(str(tmp_path / 'nested'))
+    sb = SymbolBlock.imports(str(tmp_path / 'nested-symbol.json'), ['data0', 'data1'])
+    assert len(sb(x, y)) == 3                               # flat, as MXNet's import gives
+    sb._in_format, sb._out_format = net._in_format, net._out_format
+    got = sb(x, y)
+    assert len(got) == 2 and len(got[1]) == 2
+    for a, b in zip([got[0]] + got[1], [want[0]] + want[1]):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())

@@ -550,3 +550,17 @@ def test_relu_gradient_at_nan_is_nan():
         y = nd.relu(a)
     y.backward()
     np.testing.assert_equal(a.grad.asnumpy(), [np.nan, 0.0, 1.0])
+
+
+def test_context_names_mxnets_class_and_pickles_without_the_alias():
+    # Libraries name the class as MXNet does (GluonTS decodes only 'mxnet.context.Context');
+    # a pickle of a context still loads in a process that has not aliased mxnet.
+    assert (type(mx.cpu()).__module__, type(mx.cpu()).__qualname__) == ('mxnet.context',
+                                                                         'Context')
+    code = ('import pickle, sys; c = pickle.loads(sys.stdin.buffer.read()); '
+            'print(c, "mxnet" in sys.modules)')
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, '-c', code], input=pickle.dumps(mx.cpu(1)),
+                       capture_output=True, timeout=120)
+    assert r.stdout.decode().split() == ['cpu(1)', 'False'], r.stderr.decode()[-500:]

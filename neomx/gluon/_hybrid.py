@@ -326,6 +326,8 @@ class HybridCache:
             names = [i.name for i in inputs]
             self._check_inputs(graph, names)
             g = self.graphs[training] = (names, graph, out_fmt, in_fmt, out, classes)
+            if not hasattr(self.block, '_cached_graph'):    # a SymbolBlock's are its own
+                self.block._in_format, self.block._out_format = in_fmt, out_fmt
             # a graph recorded from real arrays has their shapes, 0-size dimensions included
             self.np_shape = deferred
         return g

@@ -580,6 +580,11 @@ class HybridBlock(Block):
     >>> model(mx.nd.zeros((10, 10))).shape
     (10, 20)
     """
+    # The nested structure of the inputs and outputs of the graph a hybridized call traced
+    # (``_hybrid.flatten``'s formats), as MXNet keeps them: libraries save them beside an
+    # export and give them to the SymbolBlock they import (GluonTS).
+    _in_format = None
+    _out_format = None
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)

@@ -119,6 +119,13 @@ class SymbolBlock(HybridBlock):
         return '%s(\n%s : %d -> %d\n)' % (type(self).__name__, out, len(syms),
                                           len(out.list_outputs()))
 
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name in ('_in_format', '_out_format') and hasattr(self, '_cached_graph'):
+            # the nesting of the inputs and outputs given after import (GluonTS restores the
+            # exported block's): the next call traces with it
+            self._clear_cached_op()
+
     def forward(self, x, *args):
         if isinstance(x, NDArray):
             with x.context:
