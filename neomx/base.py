@@ -105,6 +105,40 @@ def _as_list(obj):
     return obj if isinstance(obj, (list, tuple)) else [obj]
 
 
+def flatten(args, leaf, what):
+    """(flat list, format) of ``args``: a leaf or a (nested) list or tuple of them. ``leaf(x)``
+    is None for what is not a leaf, else the leaf's format: 0 for one value, n for a Symbol of
+    n outputs. ``regroup`` rebuilds the nesting (MXNet's control-flow functions take and give
+    nested lists so); ``what`` names the argument in the error."""
+    fmt = leaf(args)
+    if fmt is not None:
+        return [args], fmt
+    if not isinstance(args, (list, tuple)):
+        raise MXNetError("%s must be a (nested) list of arrays or symbols, but got %r of type "
+                         "%s" % (what, args, type(args).__name__))
+    flat, fmts = [], []
+    for a in args:
+        f, m = flatten(a, leaf, what)
+        flat.extend(f)
+        fmts.append(m)
+    return flat, fmts
+
+
+def regroup(flat, fmt):
+    """The nesting ``fmt`` (from ``flatten``) rebuilt from the values ``flat``."""
+    def take(items, fmt):
+        if isinstance(fmt, int):
+            if fmt == 0:
+                return items[0], items[1:]
+            return items[:fmt], items[fmt:]
+        out = []
+        for f in fmt:
+            r, items = take(items, f)
+            out.append(r)
+        return out, items
+    return take(list(flat), fmt)[0]
+
+
 class classproperty:
     """A property of a class (``@classproperty def name(cls): ...``); with a ``setter`` it can
     be assigned (``Cls.name = value``) on classes made by ``ClassPropertyMeta``."""

@@ -1,6 +1,8 @@
 """``gluon.contrib`` layers (concurrent containers, identity, sparse embedding, pixel shuffle,
 SyncBatchNorm, deformable convolutions), ``contrib.data`` and ``mx.contrib.text``."""
 import collections
+import json
+import warnings
 
 import numpy as np
 import pytest
@@ -277,7 +279,7 @@ def test_dynamic_unroll_matches_unroll():
     assert (out.asnumpy()[2:, 1] == 0).all()
 
 
-def test_dynamic_unroll_in_a_hybridized_block_runs_imperatively():
+def test_dynamic_unroll_in_a_hybridized_block_is_one_foreach_node():
     class Unroll(gluon.HybridBlock):
         def __init__(self):
             super().__init__()
@@ -294,13 +296,18 @@ def test_dynamic_unroll_in_a_hybridized_block_runs_imperatively():
     net.initialize()
     ref, ref_states = net(x, states, valid)
     net.hybridize()
-    with pytest.warns(UserWarning, match='sequence length .* runs imperatively'):
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')      # no fallback to running imperatively
         out, out_states = net(x, states, valid)
-    np.testing.assert_allclose(out.asnumpy(), ref.asnumpy(), rtol=1e-6)
-    np.testing.assert_allclose(out_states[0].asnumpy(), ref_states[0].asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(out.asnumpy(), ref.asnumpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out_states[0].asnumpy(), ref_states[0].asnumpy(), rtol=1e-5,
+                               atol=1e-6)
+    from neomx.gluon._hybrid import hybridized_code
+    assert '_foreach(' in hybridized_code(net)
     with autograd.record():
         out, _ = net(x, states, valid)
     out.backward()
     assert net.cell.i2h_weight.grad().abs().sum().asscalar() > 0
-    with pytest.raises(MXNetError, match='sequence length of a Symbol input'):
-        contrib.rnn.rnn_cell.dynamic_unroll(net.cell, mx.sym.var('x'), [mx.sym.var('s')])
+    # a Symbol of unknown sequence length is one node too
+    outs, _ = contrib.rnn.rnn_cell.dynamic_unroll(net.cell, mx.sym.var('x'), [mx.sym.var('s')])
+    assert [n['op'] for n in json.loads(outs.tojson())['nodes']].count('_foreach') == 1

@@ -198,9 +198,9 @@ class ValueDependent(Exception):
 
 
 class ShapeDependent(MXNetError):
-    """A block's graph depends on an input shape the symbolic trace does not know (a loop
-    unrolled over a sequence, where MXNet's graph holds a ``foreach``): hybridized, the block
-    runs imperatively instead; raised outside hybridization, it is the error."""
+    """A block's graph depends on something the symbolic trace does not know (output shapes
+    that depend on array values): hybridized, the block runs imperatively instead; raised
+    outside hybridization, it is the error."""
 
 
 def run_imperatively(block, args):

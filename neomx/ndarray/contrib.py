@@ -11,7 +11,8 @@ from ..base import MXNetError
 from ..ops import registry as _registry
 from .gen import nd_function as _nd_function
 
-__all__ = ['boolean_mask', 'isnan', 'isinf', 'isfinite', 'rand_zipfian', 'BatchNormWithReLU',
+__all__ = ['foreach', 'while_loop', 'cond', 'boolean_mask', 'isnan', 'isinf', 'isfinite',
+           'rand_zipfian', 'BatchNormWithReLU',
            'getnnz', 'dgl_csr_neighbor_uniform_sample', 'dgl_csr_neighbor_non_uniform_sample',
            'dgl_graph_compact', 'dgl_subgraph', 'dgl_adjacency', 'edge_id', 'adamw_update',
            'mp_adamw_update', 'multi_adamw_update', 'multi_mp_adamw_update']
@@ -94,6 +95,121 @@ def getnnz(data, axis=None):
     stored = data.indptr.asnumpy().astype(np.int64)
     counts = np.array([stored[-1]]) if axis is None else np.diff(stored)
     return array(counts, ctx=data.context, dtype='int64')
+
+
+# -- control flow: Python loops over arrays, recorded by autograd step by step (in graphs,
+# sym.contrib's nodes hold the functions' graphs: symbol/control_flow.py) ---------------------
+
+def _array_leaf(x):
+    """``base.flatten``'s leaf test for arrays."""
+    from .ndarray import NDArray
+    return 0 if isinstance(x, NDArray) else None
+
+
+def _scalar(value, type_, what):
+    if hasattr(value, 'asscalar'):
+        if value.size != 1:
+            raise ValueError("Cannot convert %s to python %s: an array of shape %s, not one "
+                             "element" % (what, type_.__name__, value.shape))
+        value = value.asscalar()
+    try:
+        return type_(value)
+    except (TypeError, ValueError):
+        raise ValueError("Cannot convert %s to python %s" % (what, type_.__name__)) from None
+
+
+def foreach(body, data, init_states):
+    """``body`` run on each slice of ``data`` (an array or a nested list of arrays) along
+    axis 0: ``out, states = body(data_slice, states)`` from ``init_states``; returns (the
+    outputs stacked, nested as ``body`` gives them; the last states).
+
+    >>> import neomx as mx
+    >>> outs, states = mx.nd.contrib.foreach(lambda x, s: (x + s[0], [s[0] + x]),
+    ...                                      mx.nd.array([[1, 2], [3, 4]]), [mx.nd.zeros(2)])
+    >>> outs.asnumpy().tolist(), states[0].asnumpy().tolist()
+    ([[1.0, 2.0], [4.0, 6.0]], [4.0, 6.0])
+    """
+    from ..base import flatten, regroup
+    from .ndarray import NDArray
+    flatten(data, _array_leaf, 'foreach input')
+    flatten(init_states, _array_leaf, 'foreach states')
+    single = isinstance(data, NDArray)
+    steps = data.shape[0] if single else data[0].shape[0]
+    states, outputs, out_fmt = init_states, [], None
+    for i in range(steps):
+        outs, states = body(data[i] if single else [d[i] for d in data], states)
+        outs, out_fmt = flatten(outs, _array_leaf, 'foreach output')
+        outputs.append(outs)
+    if out_fmt is None:
+        return [], states
+    stack = _op('stack')
+    return regroup([stack(*o) for o in zip(*outputs)], out_fmt), states
+
+
+def while_loop(cond, func, loop_vars, max_iterations=None):
+    """While ``cond(*loop_vars)`` is true (a one-element array) and at most
+    ``max_iterations`` times: ``step_output, loop_vars = func(*loop_vars)``. Returns (the
+    step outputs stacked along a new axis 0 of length ``max_iterations``, zeros after the
+    last step, or [] when no step ran; the final loop variables).
+
+    >>> import neomx as mx
+    >>> outs, (i, s) = mx.nd.contrib.while_loop(
+    ...     lambda i, s: i <= 3, lambda i, s: ([i + s], [i + 1, s + i]),
+    ...     [mx.nd.array([1]), mx.nd.array([0])], max_iterations=5)
+    >>> outs[0].asnumpy().ravel().tolist(), s.asnumpy().tolist()
+    ([1.0, 3.0, 6.0, 0.0, 0.0], [6.0])
+    """
+    from ..base import _as_list, flatten, regroup
+    from .ndarray import NDArray
+    if max_iterations is None:
+        raise ValueError("max_iterations should be specified")
+    max_iterations = _scalar(max_iterations, int, "max_iteration")
+    if len(loop_vars) == 0:
+        raise ValueError("loop_vars should contain at least one element")
+    single = isinstance(loop_vars, NDArray)
+    loop_vars = list(_as_list(loop_vars))
+    steps, outputs, out_fmt = 0, [], None
+    while steps < max_iterations and _scalar(cond(*loop_vars), bool, "Return value of cond"):
+        step, new = func(*loop_vars)
+        step = [] if step is None else (list(step) if isinstance(step, tuple) else step)
+        new = [] if new is None else (list(new) if isinstance(new, tuple) else new)
+        new = list(_as_list(new))
+        if len(new) != len(loop_vars):
+            raise ValueError("The length of loop_vars should be consistent during the loop")
+        loop_vars = new
+        step, out_fmt = flatten(step, _array_leaf, 'while output')
+        if outputs and len(step) != len(outputs[0]):
+            raise ValueError("Number of elements in step_output should be the same in each "
+                             "step")
+        outputs.append(step)
+        steps += 1
+    stacked = []
+    for i, items in enumerate(zip(*outputs), 1):
+        if any(x.shape != items[0].shape for x in items):
+            raise ValueError("\n".join(
+                ["Shapes of %d-th elements in step_outputs are inconsistent, which are:" % i] +
+                ["  Step %d, shape is %s" % (j, str(x.shape)) for j, x in enumerate(items)]))
+        out = _op('stack')(*items)
+        if steps < max_iterations:      # MXNet leaves the rest undefined; here zeros
+            from .creation import zeros
+            pad = zeros((max_iterations - steps,) + items[0].shape, ctx=out.context,
+                        dtype=out.dtype)
+            out = _op('concat')(out, pad, dim=0)
+        stacked.append(out)
+    if out_fmt is not None:
+        stacked = regroup(stacked, out_fmt)
+    return stacked, (loop_vars[0] if single else loop_vars)
+
+
+def cond(pred, then_func, else_func):
+    """``then_func()`` if ``pred`` (a one-element array) is true, else ``else_func()``.
+
+    >>> import neomx as mx
+    >>> x = mx.nd.array([2.0])
+    >>> mx.nd.contrib.cond(x > 1, lambda: x * 10, lambda: x).asnumpy().tolist()
+    [20.0]
+    """
+    return then_func() if _scalar(pred, bool, "pred") else else_func()
 
 
 # -- AdamW: MXNet's contrib update operators and their multi-tensor forms --------------------

@@ -222,6 +222,10 @@ class Op:
     # graph that needs its gradient cannot be bound for training).
     stops_gradient = False
     differentiable = True
+    # The graphs a node of the operator holds and runs (a control-flow node's body, condition
+    # or branches: symbol/control_flow.py): its kernel takes them as ``graphs=``, functions of
+    # tensors (``graph.evaluate``); symbol JSON writes them as the node's "subgraphs".
+    graphs = ()
 
     def __init__(self, name, kernel, inputs=('data',), attrs=None, aliases=(), num_outputs=1,
                  output_names=None, infer=None, infer_attrs=None, fill=None, mutate=(),

@@ -8,6 +8,7 @@ block (MXNet's ``mx.AttrScope``), e.g. ``ctx_group`` for model parallelism.
 'dev1'
 """
 import threading
+from collections import defaultdict
 
 from ..base import ClassPropertyMeta, MXNetError, classproperty
 
@@ -16,8 +17,11 @@ __all__ = ['AttrScope', 'current']
 
 class AttrScope(metaclass=ClassPropertyMeta):
     """The attributes (strings) given here are set on the symbols created in the scope; nested
-    scopes add to the outer ones. ``AttrScope.current`` is this thread's scope."""
+    scopes add to the outer ones. ``AttrScope.current`` is this thread's scope.
+    ``_subgraph_names`` counts the names given to control-flow graphs (``foreach0``, ...),
+    as MXNet's does."""
     _current = threading.local()
+    _subgraph_names = defaultdict(int)
 
     @classproperty
     def current(cls):

@@ -139,21 +139,10 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     """Compiles ``graph`` for inputs ``input_names`` of ``shapes`` and ``dtypes`` (lists, in
     that order) on ``ctx``; ``is_train`` is baked into train-dependent operators. ``hook``
     is called after each operator (see codegen.generate)."""
-    graph = passes.inline_subgraphs(graph)
-    known_shapes = dict(zip(input_names, shapes))
-    known_dtypes = dict(zip(input_names, dtypes))
-    inferred = passes.infer(graph, known_shapes, known_dtypes)
-    for node, k in graph.heads:
-        s = inferred.shapes[node][k]
-        if not passes.known(s):
-            raise MXNetError("%s: cannot infer the shape of output %s from inputs %s"
-                             % (name, node.output_names()[k],
-                                ', '.join('%s=%s' % kv for kv in known_shapes.items())))
-    graph = passes.settle_creation_shapes(graph, inferred)
-    g = passes.optimize(graph, ctx.torch_device, is_train, cse)
-    inferred = passes.infer(g, known_shapes, known_dtypes)
+    g, inferred = passes.prepare(graph, input_names, shapes, dtypes, ctx.torch_device,
+                                 is_train, cse, name)
     code = generate(g, input_names, name=name, is_train=is_train, inferred=inferred,
-                    title=title, hook=hook)
+                    title=title, hook=hook, device=ctx.torch_device)
     out_specs = [(inferred.shapes[n][k], inferred.dtypes[n][k] or 'float32')
                  for n, k in g.heads]
     aux_names = {n.name for n in g.auxiliary()}

@@ -97,13 +97,16 @@ def _overwrites(node, readers, last_read):
 
 
 def generate(graph, input_names, name='forward', is_train=False, inferred=None, title=None,
-             hook=None):
+             hook=None, device=None):
     """Source and function for ``graph``; the function takes the variables named in
     ``input_names`` positionally (folded constants are baked in). ``inferred`` (from
     passes.infer) adds shape comments; ``title`` is a comment line on top. ``hook``, when
     given, is called after each operator as ``hook(node, input tensors, output tensors)``
-    (a block's ``register_op_hook``)."""
+    (a block's ``register_op_hook``). The graphs a control-flow node holds are generated
+    too, as functions its kernel calls (their source comes first); ``device`` is where
+    their constants are folded."""
     names = _Names()
+    inner = []
     glb = {'torch': torch, '_own': _own}
     if hook is not None:
         glb['_op_hook'] = hook
@@ -165,6 +168,15 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
         defaults = _kernel_defaults(op)
         kw = ['%s=%s' % (k, _literal(v, glb, names)) for k, v in node.attrs.items()
               if not (k in defaults and _is_kernel_default(v, defaults[k]))]
+        if op.graphs:
+            codes = _inner_code(node, inferred, is_train, device)
+            inner.extend(codes)
+            idents = []
+            for code in codes:
+                ident = names.make(code.fn.__name__)
+                glb[ident] = code.fn
+                idents.append(ident)
+            kw.append('graphs=(%s,)' % ', '.join(idents))
         kw += ['%s=%s' % kv for kv in
                op.kernel_kwargs('device', repr(bool(is_train)), 'generator').items()]
         call = None
@@ -218,7 +230,30 @@ def generate(graph, input_names, name='forward', is_train=False, inferred=None, 
     filename = '<neomx-generated-%d %s>' % (next(_COUNTER), name)
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     exec(compile(src, filename, 'exec'), glb)
-    return GeneratedCode(glb[fname], src, filename, list(input_names))
+    shown = ''.join(code.source + '\n' for code in inner) + src
+    return GeneratedCode(glb[fname], shown, filename, list(input_names))
+
+
+def _inner_code(node, inferred, is_train, device):
+    """The generated code of each graph control-flow ``node`` holds, for the shapes its
+    inputs have (``inferred``), prepared as a program's graph is (passes.prepare)."""
+    from .passes import prepare
+    op = node.op
+    specs = None
+    if inferred is not None:
+        shapes, dtypes = _input_specs(node, inferred)
+        if all(s is not None for s in shapes):
+            specs = op.inner_specs(node.attrs, shapes, dtypes)
+    codes = []
+    for i, (g, label) in enumerate(zip(op.graphs, op.labels)):
+        names = [v.name for v in g.variables()]
+        fname = '%s_%s' % (node.name, label)
+        inf = None
+        if specs is not None:
+            g, inf = prepare(g, names, specs[i][0], specs[i][1], device, is_train,
+                             name=fname)
+        codes.append(generate(g, names, fname, is_train, inf, device=device))
+    return codes
 
 
 def _input_specs(node, inferred):

@@ -1,10 +1,12 @@
-"""``sym.contrib``: operators registered as ``_contrib_<name>``, and composites."""
+"""``sym.contrib``: operators registered as ``_contrib_<name>``, composites, and control flow
+(``foreach``, ``while_loop``, ``cond``: symbol/control_flow.py)."""
 import math
 
 from ..ops import registry as _registry
+from .control_flow import cond, foreach, while_loop
 from .symbol import _OPS
 
-__all__ = ['rand_zipfian', 'BatchNormWithReLU']
+__all__ = ['rand_zipfian', 'BatchNormWithReLU', 'foreach', 'while_loop', 'cond']
 
 
 def rand_zipfian(true_classes, num_sampled, range_max):

@@ -23,7 +23,7 @@ from ..ops.registry import Op
 
 
 __all__ = ['Node', 'Graph', 'evaluate', 'kernel_args', 'input_slots', 'Subgraph', 'CACHED_OP',
-           'cached_op_node']
+           'cached_op_node', 'held_graphs']
 
 
 class Node:
@@ -169,7 +169,13 @@ def evaluate(graph, feed, device=None, is_train=False, generator=None, hook=None
     ``kernel_args``) and returns its outputs as a tuple. A hook may change the arguments
     before the call and the outputs after it, or note them (an executor's monitor, integer
     gradients: ``cached_op.integer_hook``). ``kernel(op)``, when given, picks the function run
-    for an operator (sparse storage: ``ops.sparse.kernel_for``)."""
+    for an operator (sparse storage: ``ops.sparse.kernel_for``).
+
+    An operator holding graphs (``op.graphs``: a control-flow node's loop body, condition or
+    branches, symbol/control_flow.py) gets them as functions of tensors, ``graphs=``, each
+    running its graph through this interpreter with the same kernel choice (the code
+    generator hands it their generated code instead). A hook sees the node, not the
+    operators of its graphs, as MXNet's monitors do."""
     env = {}
     for node in graph.nodes:
         op = node.op
@@ -181,12 +187,21 @@ def evaluate(graph, feed, device=None, is_train=False, generator=None, hook=None
             continue
         args = kernel_args(node, [env[src][k] for src, k in node.inputs])
         kw = op.kernel_kwargs(device, is_train, generator)
+        if op.graphs:       # control flow: its kernel calls its graphs, interpreted alike
+            kw['graphs'] = tuple(partial(_interpreter, g, is_train, kernel) for g in op.graphs)
         fn = op.kernel if kernel is None else kernel(op)
         if hook is None:
             env[node] = _run_kernel(fn, node.attrs, kw, args)
         else:
             env[node] = tuple(hook(node, partial(_run_kernel, fn, node.attrs, kw), args))
     return [env[n][k] for n, k in graph.heads]
+
+
+def _interpreter(graph, is_train, kernel, *tensors, generator=None, device=None):
+    """``graph`` run by ``evaluate`` on ``tensors`` (its variables, in ``graph.variables()``
+    order): a control-flow kernel's view of a graph it holds, called as generated code is."""
+    feed = {v.name: t for v, t in zip(graph.variables(), tensors)}
+    return tuple(evaluate(graph, feed, device, is_train, generator, kernel=kernel))
 
 
 class Subgraph:
@@ -196,7 +211,9 @@ class Subgraph:
     the registered operator ``_CachedOp`` (``CACHED_OP``; ``cached_op_node`` makes one).
     ``graph`` has variables ``input_names``, which the node's inputs feed in that order; graphs
     of at most ``inline_limit`` operators are inlined into a recorded graph instead, and
-    running a graph inlines them all (``passes.inline_subgraphs``)."""
+    running a graph inlines them all (``passes.inline_subgraphs``). (Control-flow nodes hold
+    graphs too, in their operator, ``op.graphs``, and run them: symbol/control_flow.py;
+    ``held_graphs`` asks of either.)"""
     __slots__ = ('graph', 'input_names', 'inline_limit', 'aux')
 
     def __init__(self, graph, input_names, inline_limit):
@@ -268,3 +285,16 @@ registry.add(CACHED_OP)
 def cached_op_node(subgraph, name, inputs=(), extra=None):
     """A ``_CachedOp`` node standing for ``subgraph`` (a ``Subgraph``), reading ``inputs``."""
     return Node(CACHED_OP, name, {'subgraph': subgraph}, inputs, extra)
+
+
+def held_graphs(node):
+    """The graphs ``node`` holds, which symbol JSON writes as its ``"subgraphs"``: a
+    ``_CachedOp`` node's subgraph (data in its ``subgraph`` attribute, which its kernel runs), a
+    control-flow node's body, condition or branches (its operator's ``graphs``, which its
+    kernel calls as functions: ``evaluate``); () for other nodes and variables."""
+    op = node.op
+    if op is None:
+        return ()
+    if op is CACHED_OP:
+        return (node.attrs['subgraph'].graph,)
+    return op.graphs

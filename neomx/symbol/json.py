@@ -22,7 +22,8 @@ from .. import atomic
 from ..base import MXNetError
 from ..ops import registry
 from ..util import is_np_shape
-from .graph import CACHED_OP, Graph, Node, Subgraph, cached_op_node
+from .control_flow import is_control_flow, make_op
+from .graph import Graph, Node, Subgraph, cached_op_node, held_graphs
 
 __all__ = ['dumps', 'loads', 'save', 'MXNET_VERSION']
 
@@ -46,9 +47,10 @@ def dumps(heads):
     return _format(_doc(heads))
 
 
-def _doc(heads):
-    """The JSON document (a dict) of the graph with ``heads``; a ``_CachedOp`` node holds its
-    graph's under ``"subgraphs"``, as MXNet writes it."""
+def _doc(heads, inner=False):
+    """The JSON document (a dict) of the graph with ``heads``; a node holding graphs (a
+    ``_CachedOp``, a control-flow node) holds theirs under ``"subgraphs"``, without the
+    version attribute (``inner``), as MXNet writes them."""
     graph = Graph.from_heads(heads)
     index = {id(n): i for i, n in enumerate(graph.nodes)}
     nodes, row_ptr = [], [0]
@@ -59,8 +61,9 @@ def _doc(heads):
         if attrs:
             entry['attrs'] = attrs
         entry['inputs'] = [[index[id(s)], k, 0] for s, k in n.inputs]
-        if n.op is CACHED_OP:
-            entry['subgraphs'] = [_doc(n.attrs['subgraph'].graph.heads)]
+        graphs = held_graphs(n)
+        if graphs:
+            entry['subgraphs'] = [_doc(g.heads, True) for g in graphs]
         nodes.append(entry)
         row_ptr.append(row_ptr[-1] + n.num_outputs())
     doc = {'nodes': nodes,
@@ -70,6 +73,8 @@ def _doc(heads):
            'attrs': {'mxnet_version': ['int', MXNET_VERSION]}}
     if is_np_shape():       # as MXNet marks graphs written under NumPy shape semantics
         doc['attrs'] = {'is_np_shape': ['int', 1], 'mxnet_version': ['int', MXNET_VERSION]}
+    if inner:
+        del doc['attrs']
     return doc
 
 
@@ -110,10 +115,19 @@ def _node(entry, where, i):
     if opname == '_CachedOp':
         return cached_op_node(_subgraph(entry, raw, where, name), name,
                               extra={k: str(v) for k, v in raw.items() if k != 'subgraph'})
-    if not registry.exists(opname):
+    if is_control_flow(opname):
+        graphs = [Graph.from_heads(_load_doc(doc, '%s: subgraph %d of node %s'
+                                             % (where, i, name)))
+                  for i, doc in enumerate(entry.get('subgraphs') or ())]
+        try:
+            op = make_op(opname, graphs)
+        except MXNetError as e:
+            raise MXNetError("%s: node %s: %s" % (where, name, e)) from None
+    elif not registry.exists(opname):
         raise MXNetError("%s: node %s uses operator %s, which neomx does not have"
                          % (where, name, opname))
-    op = registry.get(opname)
+    else:
+        op = registry.get(opname)
     op_attrs, extra = {}, {}
     for k, v in raw.items():
         if k in op.attrs or op.accepts_attr(k):

@@ -20,10 +20,10 @@ import torch
 from ..base import MXNetError, dtype_name
 from ..ops.registry import ShapeError
 from ..util import is_np_shape
-from .graph import CACHED_OP, Graph, Node, evaluate, input_slots, kernel_args
+from .graph import CACHED_OP, Graph, Node, evaluate, held_graphs, input_slots, kernel_args
 
 __all__ = ['infer', 'Inferred', 'eliminate_dead_code', 'eliminate_common_subexpressions',
-           'fold_constants', 'optimize', 'known', 'settle_creation_shapes']
+           'fold_constants', 'optimize', 'prepare', 'known', 'settle_creation_shapes']
 
 
 # -- shape and dtype inference ----------------------------------------------------------------
@@ -454,7 +454,8 @@ def _attr_key(attrs):
 
 def eliminate_common_subexpressions(graph):
     """Merges nodes applying one operator with equal attributes to the same inputs. Random
-    operators and operators that write their inputs are never merged."""
+    operators, operators that write their inputs and nodes holding graphs (``held_graphs``:
+    control flow, whose operators differ by their graphs; ``_CachedOp``) are never merged."""
     replace = {}        # id(old node) -> node to use instead
     seen = {}
     nodes = []
@@ -465,7 +466,8 @@ def eliminate_common_subexpressions(graph):
             n2.inputs = new_inputs
         else:
             n2 = node
-        if node.op is not None and not (node.op.rng or node.op.mutate or node.op.creation):
+        if node.op is not None and not (node.op.rng or node.op.mutate or node.op.creation
+                                        or held_graphs(node)):
             akey = _attr_key(node.attrs)
             if akey is not None:
                 key = (node.op.name, akey, tuple((id(s), k) for s, k in new_inputs))
@@ -523,6 +525,26 @@ def fold_constants(graph, device=None, is_train=False):
         nodes.append(node)
     heads = [subst.get((id(n), k), (n, k)) for n, k in graph.heads]
     return eliminate_dead_code(Graph(nodes, heads))
+
+
+def prepare(graph, input_names, shapes, dtypes, device=None, is_train=False, cse=True,
+            name='forward'):
+    """(graph, its ``Inferred``): ``graph`` made ready for the code generator, for inputs
+    ``input_names`` of ``shapes`` and ``dtypes`` (lists, in that order): subgraphs inlined,
+    shapes inferred (each output's must be known; the error names ``name``), creation
+    shapes settled, the passes of ``optimize`` run, and shapes inferred again."""
+    graph = inline_subgraphs(graph)
+    known_shapes = dict(zip(input_names, shapes))
+    known_dtypes = dict(zip(input_names, dtypes))
+    inferred = infer(graph, known_shapes, known_dtypes)
+    for node, k in graph.heads:
+        if not known(inferred.shapes[node][k]):
+            raise MXNetError("%s: cannot infer the shape of output %s from inputs %s"
+                             % (name, node.output_names()[k],
+                                ', '.join('%s=%s' % kv for kv in known_shapes.items())))
+    graph = settle_creation_shapes(graph, inferred)
+    graph = optimize(graph, device, is_train, cse)
+    return graph, infer(graph, known_shapes, known_dtypes)
 
 
 def optimize(graph, device=None, is_train=False, cse=True):

@@ -164,33 +164,42 @@ class LSTMPCell(HybridRecurrentCell):
 
 def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, layout='TNC',
                    valid_length=None):
-    """Runs ``cell`` over the sequence ``inputs`` (an array in ``layout``, 'TNC' or 'NTC') from
-    ``begin_state``; returns ``(outputs, states)`` as ``cell.unroll(..., merge_outputs=True)``
-    does: outputs past a sequence's ``valid_length`` are zero and the states are those of its
-    last valid step. ``drop_inputs`` / ``drop_outputs`` apply dropout to the inputs and
-    outputs.
-
-    MXNet runs this as one ``foreach`` loop; neomx unrolls it, so a hybridized block calling
-    it runs imperatively (with a warning) unless its input variable carries its shape."""
+    """Runs ``cell`` over the sequence ``inputs`` (an array or Symbol in ``layout``, 'TNC' or
+    'NTC') from ``begin_state`` as one ``foreach`` loop (hybridized: one graph node, whatever
+    the sequence length); returns ``(outputs, states)`` as ``cell.unroll(...,
+    merge_outputs=True)`` does: outputs past a sequence's ``valid_length`` are zero and the
+    states are those of its last valid step. ``drop_inputs`` / ``drop_outputs`` apply dropout
+    to the inputs and outputs, one mask for every step."""
     from .... import ndarray, symbol
     if layout not in ('TNC', 'NTC'):
         raise MXNetError("dynamic_unroll: layout must be 'TNC' or 'NTC', got %r" % (layout,))
     axis = layout.find('T')
-    if isinstance(inputs, symbol.Symbol):
-        F = symbol
-        shape = inputs.infer_shape_partial()[1][0]
-        if not shape or not shape[axis]:
-            from ..._hybrid import ShapeDependent
-            raise ShapeDependent("dynamic_unroll: the sequence length of a Symbol input must "
-                                 "be known (give the input variable its shape)")
-        length = shape[axis]
-    else:
-        F = ndarray
-        length = inputs.shape[axis]
+    F = symbol if isinstance(inputs, symbol.Symbol) or (
+        isinstance(inputs, (list, tuple)) and isinstance(inputs[0], symbol.Symbol)) else ndarray
+    if isinstance(inputs, (list, tuple)):
+        inputs = F.stack(*inputs, axis=axis)
     if drop_inputs:
         inputs = F.Dropout(inputs, p=drop_inputs, axes=(axis,))
-    outputs, states = cell.unroll(length, inputs, begin_state=begin_state, layout=layout,
-                                  merge_outputs=True, valid_length=valid_length)
+    if axis:
+        inputs = F.swapaxes(inputs, dim1=0, dim2=axis)      # steps along axis 0
+    states = list(begin_state)
+    if valid_length is None:
+        body = cell
+    else:
+        states.append(F.zeros((1,)))        # the step's number
+
+        def body(x, carried):
+            old, step = carried[:-1], carried[-1]
+            out, new = cell(x, old)
+            live = F.broadcast_greater(valid_length, step)
+            return out, [F.where(live, n, o) for n, o in zip(new, old)] + [step + 1]
+    outputs, states = F.contrib.foreach(body, inputs, states)
+    if valid_length is not None:
+        outputs = F.SequenceMask(outputs, sequence_length=valid_length,
+                                 use_sequence_length=True, axis=0)
+        states = states[:-1]
+    if axis:
+        outputs = F.swapaxes(outputs, dim1=0, dim2=axis)
     if drop_outputs:
         outputs = F.Dropout(outputs, p=drop_outputs, axes=(axis,))
     return outputs, states
