@@ -7,7 +7,7 @@
 """
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, _as_list, flatten, regroup
 from ..ops import registry as _registry
 from .gen import nd_function as _nd_function
 
@@ -129,7 +129,6 @@ def foreach(body, data, init_states):
     >>> outs.asnumpy().tolist(), states[0].asnumpy().tolist()
     ([[1.0, 2.0], [4.0, 6.0]], [4.0, 6.0])
     """
-    from ..base import flatten, regroup
     from .ndarray import NDArray
     flatten(data, _array_leaf, 'foreach input')
     flatten(init_states, _array_leaf, 'foreach states')
@@ -159,7 +158,6 @@ def while_loop(cond, func, loop_vars, max_iterations=None):
     >>> outs[0].asnumpy().ravel().tolist(), s.asnumpy().tolist()
     ([1.0, 3.0, 6.0, 0.0, 0.0], [6.0])
     """
-    from ..base import _as_list, flatten, regroup
     from .ndarray import NDArray
     if max_iterations is None:
         raise ValueError("max_iterations should be specified")

@@ -164,7 +164,9 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
     elif backend not in (None, '') and not has_backend(backend):
         raise MXNetError("%s: unknown backend %r (expected None, 'inductor' or a subgraph "
                          "backend: %s)" % (name, backend, ', '.join(backends())))
-    if static and ctx.device_typeid == 2 and not rng and not aux and hook is None:
+    # (a captured CUDA graph replays one path: not for loops and branches that read values)
+    if static and ctx.device_typeid == 2 and not rng and not aux and hook is None and \
+            not any(n.op is not None and n.op.graphs and n.op.reads_values for n in g.nodes):
         prog.replay = _cuda_graph(code.fn, shapes, dtypes, ctx)
     return prog
 

@@ -67,15 +67,19 @@ class Flow(Op):
     subclasses say how the node's inputs feed the graphs (``feeds``) and how the graphs'
     results make the node's outputs (``kernel``, ``outputs``)."""
     labels = ()         # a name for each graph (generated code names its functions so)
+    branches = True     # the kernel reads a value (a condition) to choose what runs
 
     def __init__(self, name, kernel, graphs, attrs):
         self.graphs = tuple(graphs)
         self.graph_inputs = tuple(tuple(v.name for v in g.variables()) for g in self.graphs)
+        inner = [n.op for g in self.graphs for n in g.nodes if n.op is not None]
+        # whether what runs depends on values read on the host (a captured CUDA graph, which
+        # replays one path, cannot hold it)
+        self.reads_values = self.branches or any(getattr(op, 'reads_values', False)
+                                                 for op in inner)
         super().__init__(name, kernel, inputs=('*data',), attrs=attrs,
                          num_outputs=lambda a: a['num_outputs'], infer=self._infer,
-                         fill=self._fill, heavy=True,
-                         rng=any(n.op is not None and n.op.rng
-                                 for g in self.graphs for n in g.nodes))
+                         fill=self._fill, heavy=True, rng=any(op.rng for op in inner))
 
     def kernel_kwargs(self, device, is_train, generator):
         # the graphs' functions take them (train/predict mode is baked into them)
@@ -194,6 +198,7 @@ class Foreach(Flow):
     it gives back. Node inputs: data, then states, then the values the body closes over;
     outputs: the stacked step outputs (``num_out_data``), then the last states."""
     labels = ('body',)
+    branches = False    # as many steps as the data has rows
 
     def feeds(self, attrs):
         locs = attrs['in_data_locs'] + attrs['in_state_locs'] + attrs['remain_locs']

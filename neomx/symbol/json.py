@@ -117,8 +117,8 @@ def _node(entry, where, i):
                               extra={k: str(v) for k, v in raw.items() if k != 'subgraph'})
     if is_control_flow(opname):
         graphs = [Graph.from_heads(_load_doc(doc, '%s: subgraph %d of node %s'
-                                             % (where, i, name)))
-                  for i, doc in enumerate(entry.get('subgraphs') or ())]
+                                             % (where, j, name)))
+                  for j, doc in enumerate(entry.get('subgraphs') or ())]
         try:
             op = make_op(opname, graphs)
         except MXNetError as e:
