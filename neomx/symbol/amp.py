@@ -29,6 +29,7 @@
 from ..ops import registry
 from ..ops.amp import CONDITIONAL, FLOATS, FP32, LOW, WIDEST, mxnet_name
 from .graph import Graph, Node
+from .monitor_names import monitor_names
 
 __all__ = ['reduce_precision', 'insert_casts', 'remove_amp_cast', 'drop_noop_casts',
            'partial_dtypes', 'CAST_OPS']
@@ -72,7 +73,7 @@ def _output_suffix(node, k):
     ``_<k>``."""
     if node.op is None:
         return ''
-    name = node.op.monitor_names(node.name, node.attrs, len(node.inputs))[1][k]
+    name = monitor_names(node)[1][k]
     return name[len(node.name):]
 
 
