@@ -378,7 +378,7 @@ def test_relu_runs_in_place_only_on_values_nothing_else_reads(layout):
 def test_cuda_graph_replay_matches_eager():
     ctx = mx.gpu(0)
     net = mlp()
-    net.reset_ctx(ctx)
+    net.collect_params().reset_ctx(ctx)
     x = nd.random.normal(shape=(4, 5), ctx=ctx)
     ref = net(x).asnumpy()
     net.hybridize(static_alloc=True, static_shape=True)
@@ -397,7 +397,7 @@ def test_cuda_graph_replay_matches_eager():
 def test_hybridized_gpu_training_gradients():
     ctx = mx.gpu(0)
     net = mlp()
-    net.reset_ctx(ctx)
+    net.collect_params().reset_ctx(ctx)
     net.hybridize()
     x = nd.random.normal(shape=(4, 5), ctx=ctx)
     with autograd.record():
