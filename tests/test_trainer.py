@@ -341,7 +341,10 @@ def test_compression_params_reach_the_store():
 @pytest.mark.parametrize('update_on_kvstore', [None, False])
 def test_cpu_and_gpu_replicas_train_alike(update_on_kvstore):
     results = []
-    for ctxs in ([mx.cpu(0), mx.cpu(1)], [mx.gpu(0), mx.cpu(0)]):
+    # gpu(0) beside cpu(1): an optimizer counts each device's updates by device id, as MXNet's
+    # Updater does (_set_current_context), so gpu(0) and cpu(0) would share Adam's step count
+    # without update_on_kvstore
+    for ctxs in ([mx.cpu(0), mx.cpu(1)], [mx.gpu(0), mx.cpu(1)]):
         mx.random.seed(2)
         layers, params = _net(ctxs)
         trainer = gluon.Trainer(params, 'adam', {'learning_rate': 0.01},
