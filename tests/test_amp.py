@@ -13,6 +13,14 @@ from neomx.contrib.amp import amp as amp_module
 from neomx.ops import amp as amp_table
 
 
+@pytest.fixture(autouse=True)
+def own_names():
+    """Each test names its blocks and symbols from fresh counters (dense0_, activation0),
+    leaving the process's counters to the tests that read them."""
+    with mx.name.NameManager():
+        yield
+
+
 @pytest.fixture
 def amp_off():
     """Runs a test that calls amp.init and turns AMP off again afterwards."""
@@ -224,7 +232,8 @@ def test_convert_resnet_matches_mxnet(mxnet_ref):
     """ResNet-18 v1 of the model zoo, both ways, in bfloat16 and in float16 with its
     parameters stored in float16."""
     code = textwrap.dedent('''
-        net = mx.gluon.model_zoo.vision.resnet18_v1()
+        with mx.name.NameManager():     # resnetv10_, whatever the process made before
+            net = mx.gluon.model_zoo.vision.resnet18_v1()
         out = net(mx.sym.var('data'))
         a = amp.convert_symbol(out, 'bfloat16')
         b = amp.convert_symbol(out, 'float16', data_names=['data'], cast_optional_params=True,
@@ -426,3 +435,231 @@ def test_init_trainer_and_scale_loss_errors(amp_off):
     with pytest.raises(AssertionError, match='float16 or bfloat16'):
         amp_module._deinit()
         amp.init('float32')
+
+
+# -- amp.init: operators run with MXNet's casts ---------------------------------------------
+
+def _operator_dtypes(mxmod):
+    """The dtype of each of a few operator calls' results, imperatively, after
+    amp.init('bfloat16')."""
+    nd = mxmod.nd
+    x, w, b = nd.ones((2, 3)), nd.ones((4, 3)), nd.zeros((4,))
+    y = nd.FullyConnected(x, w, b, num_hidden=4)
+    res = {
+        'FullyConnected': y,
+        'exp': nd.exp(y),
+        'softmax': nd.softmax(y),
+        'broadcast_add low+fp32': nd.broadcast_add(y, x[:, :1]),
+        'elemwise_add low+low': nd.elemwise_add(y, y),
+        'relu': nd.relu(y),
+        'Activation relu': nd.Activation(y, act_type='relu'),
+        'Activation softrelu': nd.Activation(y, act_type='softrelu'),
+        'Activation relu again': nd.Activation(y, act_type='relu'),
+        'times a number': y * 2,
+        'plus': y + nd.ones((2, 4)),
+        'Convolution': nd.Convolution(nd.ones((1, 2, 4, 4)), nd.ones((3, 2, 3, 3)),
+                                      no_bias=True, kernel=(3, 3), num_filter=3),
+        'Flatten': nd.Flatten(y),
+        'broadcast_add of int32': nd.broadcast_add(nd.ones((2, 3), dtype='int32'),
+                                                   nd.ones((2, 3), dtype='int32')),
+    }
+    return {k: str(v.dtype) for k, v in res.items()}
+
+
+def test_init_casts_each_operators_inputs_as_mxnet(amp_off, mxnet_ref):
+    ref = json.loads(mxnet_ref(textwrap.dedent('''
+        import json, mxnet as mx
+        from mxnet.contrib import amp
+        amp.init('bfloat16')
+        exec(%r)
+        print(json.dumps(_operator_dtypes(mx)))
+    ''' % textwrap.dedent(_source(_operator_dtypes)))))
+    amp.init('bfloat16')
+    mine = _operator_dtypes(mx)
+    assert mine == ref
+    assert mine['FullyConnected'] == mine['Convolution'] == str(amp.bfloat16)
+    assert mine['exp'] == mine['Activation softrelu'] == str(np.float32)
+
+
+def _small_cnn(mxmod, params, data):
+    """A small CNN's output and weight gradients, imperatively and hybridized, from the
+    parameter file ``params`` and the .npy input ``data``."""
+    import numpy
+    gluon, autograd = mxmod.gluon, mxmod.autograd
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(4, 3, in_channels=3), gluon.nn.BatchNorm(in_channels=4),
+            gluon.nn.Activation('relu'), gluon.nn.MaxPool2D(), gluon.nn.Flatten(),
+            gluon.nn.Dense(5, in_units=36))
+    net.load_parameters(params)
+    x = mxmod.nd.array(numpy.load(data))
+    res = {}
+    for mode in ('imperative', 'hybridized'):
+        if mode == 'hybridized':
+            net.hybridize()
+        with autograd.record():
+            out = net(x)
+            loss = (out.astype('float32') ** 2).sum()
+        loss.backward()
+        res[mode] = {'dtype': str(out.dtype),
+                     'out': out.astype('float32').asnumpy().tolist(),
+                     'conv_grad': net[0].weight.grad().asnumpy().tolist(),
+                     'conv_grad_dtype': str(net[0].weight.grad().dtype),
+                     'dense_grad': net[5].weight.grad().asnumpy().tolist(),
+                     'running_mean': net[1].running_mean.data().asnumpy().tolist()}
+    return res
+
+
+def test_init_runs_blocks_in_bfloat16_as_mxnet(amp_off, mxnet_ref, tmp_path):
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(4, 3, in_channels=3), gluon.nn.BatchNorm(in_channels=4),
+            gluon.nn.Activation('relu'), gluon.nn.MaxPool2D(), gluon.nn.Flatten(),
+            gluon.nn.Dense(5, in_units=36))
+    net.initialize(mx.init.Xavier())
+    params, data = str(tmp_path / 'net.params'), str(tmp_path / 'x.npy')
+    net.save_parameters(params)
+    np.save(data, np.random.RandomState(0).uniform(-1, 1, (2, 3, 8, 8)).astype('float32'))
+    ref = json.loads(mxnet_ref(textwrap.dedent('''
+        import json, mxnet as mx
+        from mxnet.contrib import amp
+        amp.init('bfloat16')
+        exec(%r)
+        print(json.dumps(_small_cnn(mx, %r, %r)))
+    ''' % (textwrap.dedent(_source(_small_cnn)), params, data))))
+    amp.init('bfloat16')
+    mine = _small_cnn(mx, params, data)
+    for mode in ('imperative', 'hybridized'):
+        m, r = mine[mode], ref[mode]
+        assert m['dtype'] == r['dtype'] == str(amp.bfloat16)
+        assert m['conv_grad_dtype'] == r['conv_grad_dtype'] == str(np.float32)
+        # bfloat16 keeps 8 bits: results agree to its rounding
+        for key in ('out', 'conv_grad', 'dense_grad', 'running_mean'):
+            np.testing.assert_allclose(m[key], r[key], rtol=3e-2, atol=3e-2, err_msg=key)
+    np.testing.assert_allclose(mine['imperative']['out'], mine['hybridized']['out'])
+
+
+def test_hybridized_code_shows_the_casts(amp_off):
+    amp.init('bfloat16')
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Dense(4, in_units=3), gluon.nn.Dense(2, in_units=4))
+    net.initialize()
+    net.hybridize()
+    out = net(mx.nd.ones((2, 3)))
+    exp = mx.nd.exp(out)
+    assert out.dtype == amp.bfloat16 and exp.dtype == np.float32
+    code = net.hybridized_code()
+    # the data and both layers' parameters; the second layer's data is already bfloat16
+    assert code.count("amp_cast(") == 5, code
+    assert "amp_cast(data, dtype='bfloat16')" in code
+
+
+def test_casts_are_differentiated_and_weights_stay_float32(amp_off):
+    amp.init('bfloat16')
+    net = gluon.nn.Dense(3, in_units=4)
+    net.initialize(mx.init.Constant(0.25))
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 1.0})
+    x = mx.nd.array(np.arange(8).reshape(2, 4) / 8.0)
+    with autograd.record():
+        out = net(x)
+        loss = (out.astype('float32') ** 2).sum()
+    loss.backward()
+    assert out.dtype == amp.bfloat16
+    g = net.weight.grad()
+    assert g.dtype == np.float32
+    # d/dW sum((xW^T+b)^2) = 2 (xW^T+b)^T x (the bias starts at zero), in bfloat16's
+    # precision
+    y = x.asnumpy() @ np.full((4, 3), 0.25)
+    np.testing.assert_allclose(g.asnumpy(), 2 * y.T @ x.asnumpy(), rtol=1e-2)
+    trainer.step(1)
+    assert net.weight.data().dtype == np.float32
+    np.testing.assert_allclose(net.weight.data().asnumpy(), 0.25 - 2 * y.T @ x.asnumpy(),
+                               rtol=1e-2)
+
+
+def test_fast_path_takes_the_casts(amp_off):
+    x = mx.nd.ones((2, 2))
+    y = mx.nd.ones((2, 2)).astype('bfloat16')
+    assert (x + x).dtype == np.float32          # a plan made before amp.init
+    assert (x * 2).dtype == np.float32
+    amp.init('bfloat16')
+    # MXNet's bfloat16 lists run _mul_scalar in float32 and elemwise_add in the widest type
+    assert (y * 2).dtype == np.float32
+    assert (y + x).dtype == np.float32 and (y + y).dtype == amp.bfloat16
+    assert mx.nd.relu(y).dtype == amp.bfloat16          # either type: left as it comes
+    amp_module._deinit()
+    assert (y * 2).dtype == amp.bfloat16
+
+
+def test_loss_outputs_gradient_is_scaled(amp_off):
+    x = mx.nd.array([[1.0, 2.0]])
+    label = mx.nd.array([1])
+
+    def grad():
+        x.attach_grad()
+        with autograd.record():
+            out = mx.nd.SoftmaxOutput(x, label)
+        out.backward()
+        return x.grad.asnumpy()
+
+    plain = grad()
+    amp.init('bfloat16')
+    np.testing.assert_allclose(grad(), plain * amp_module._loss_scaler.loss_scale)
+
+
+@pytest.mark.parametrize('multi_precision', [False, True])
+def test_bfloat16_weights_update_through_a_float32_master_copy(multi_precision):
+    net = gluon.nn.Dense(1, in_units=1, use_bias=False)
+    net.initialize(mx.init.One())
+    net.cast('bfloat16')
+    trainer = gluon.Trainer(net.collect_params(), 'sgd',
+                            {'learning_rate': 1e-3, 'multi_precision': multi_precision})
+    x = mx.nd.ones((1, 1)).astype('bfloat16')
+    for _ in range(10):
+        with autograd.record():
+            loss = net(x).astype('float32').sum()
+        loss.backward()
+        trainer.step(1)
+    w = float(net.weight.data().astype('float32').asscalar())
+    # each step takes 1e-3 off: under half of bfloat16's spacing at 1 (2**-8), so the weight
+    # moves only through the float32 copy, which reaches 0.99, bfloat16's 0.98828125
+    assert w == (0.98828125 if multi_precision else 1.0)
+
+
+def _train_small_cnn(steps=80, batch=32, seed=0):
+    """A small CNN trained on ten classes of noisy 8x8 patterns (hybridized, SGD with
+    momentum) from fixed weights and batches: its held-out accuracy."""
+    rs = np.random.RandomState(seed)
+    patterns = rs.randn(10, 1, 8, 8)
+
+    def images(n):
+        labels = rs.randint(0, 10, n)
+        return (patterns[labels] + 1.5 * rs.randn(n, 1, 8, 8)).astype('float32'), labels
+
+    train_x, train_y = images(steps * batch)
+    test_x, test_y = images(500)
+    mx.random.seed(seed)
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(8, 3, padding=1, in_channels=1), gluon.nn.BatchNorm(in_channels=8),
+            gluon.nn.Activation('relu'), gluon.nn.Dense(10, in_units=512))
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.05,
+                                                          'momentum': 0.9})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    for i in range(steps):
+        x = mx.nd.array(train_x[i * batch:(i + 1) * batch])
+        y = mx.nd.array(train_y[i * batch:(i + 1) * batch])
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(batch)
+    out = net(mx.nd.array(test_x))
+    assert out.dtype == (amp.bfloat16 if amp_table.table is not None else np.float32)
+    return float((out.astype('float32').asnumpy().argmax(axis=1) == test_y).mean())
+
+
+def test_bfloat16_training_reaches_float32_accuracy(amp_off):
+    fp32 = _train_small_cnn()
+    amp.init('bfloat16')
+    bf16 = _train_small_cnn()
+    assert fp32 > 0.8, fp32
+    assert bf16 >= fp32 - 0.03, (bf16, fp32)

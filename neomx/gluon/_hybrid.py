@@ -242,7 +242,9 @@ def _param_resolver(block):
 def infer_param_shapes(block, graph, data_names, arrays):
     """Fills the unknown parameter shapes of ``block`` from the data ``arrays`` through the
     graph's shape inference; the error names the parameter that stays unknown."""
+    from ..symbol.amp import with_casts
     from ..symbol.passes import infer, known
+    graph = with_casts(graph)
     # Parameter shapes mark unknown dimensions with 0 (MXNet 1.x's convention), NumPy shape
     # semantics or not: infer them with 0 as "unknown".
     with np_shape(False):

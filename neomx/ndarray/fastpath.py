@@ -18,6 +18,7 @@ change here must keep ``tests/test_ops_elemwise.py``'s "same bits on every call"
 [2.0, 2.0]
 """
 from ..base import dtype_torch, mode, user_line
+from ..ops import amp as _amp
 from ..ops.elemwise import scalar_tensor
 from ..ops.registry import ShapeError
 from . import ndarray as _ndarray
@@ -53,8 +54,12 @@ class Plan:
 
 
 # (op, shape, dtype), (op, shape, shape, dtype, dtype) or (op, number, shape, dtype) -> Plan;
-# only for operators whose attributes leave the output's shape and dtype alone.
+# only for operators whose attributes leave the output's shape and dtype alone. Cleared when
+# the mixed precision table changes (amp.init).
 _PLANS = {}
+# The plan of a kind of call whose inputs mixed precision casts: it takes invoke's general
+# path, where run.tensors makes the casts.
+_GENERAL = object()
 
 
 def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
@@ -82,6 +87,8 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
             if len(_PLANS) >= 4096:
                 _PLANS.clear()
             _PLANS[key] = plan
+    if plan is _GENERAL:
+        return None
     var = Storage()
     out = _new(a.__class__)
     out._var = var
@@ -104,6 +111,11 @@ def _plan(op, a, b, number, attrs, where):
         shapes, dtypes = (a._shape,), (a._dtype,)
     else:
         shapes, dtypes = (a._shape, b._shape), (a._dtype, b._dtype)
+    table = _amp.table
+    if table is not None and (table.casts(op, attrs, dtypes) is not None or
+                              _amp.mxnet_name(op) in table.conditional):
+        # (a plan is not per attribute value, and a conditional operator's casts are)
+        return _GENERAL
     try:
         (oshape,), (odtype,) = op.infer(attrs, shapes, dtypes)
     except ShapeError as e:

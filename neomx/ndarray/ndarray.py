@@ -21,6 +21,7 @@ from .. import engine as _engine
 from ..base import MXNetError, dtype_name, dtype_np, dtype_torch, mode, size_text, user_line
 from ..context import Context, current_context, memory_bytes
 from ..engine import Var
+from ..ops import amp as _amp
 from ..ops import registry
 from ..ops.layout import dense, row_major as _strides
 from ..ops.registry import ShapeError
@@ -279,6 +280,15 @@ def invoke_dense(op, inputs, attrs, out=None, ctx=None, where=None):
     else:
         ctx = ctx or current_context()
         shapes = dtypes = ()
+    casts = None
+    table = _amp.table
+    if table is not None and dtypes:
+        # mixed precision (amp.init): the kernel reads its inputs cast as the table says, and
+        # its outputs' dtypes follow from theirs
+        casts = table.casts(op, attrs, dtypes)
+        if casts is not None:
+            dtypes = tuple(d if c is None else c for d, c in zip(dtypes, casts))
+        attrs = table.scale_loss_output(op, attrs)
     try:
         out_shapes, out_dtypes = op.infer(attrs, shapes, dtypes)
     except ShapeError as e:
@@ -322,7 +332,7 @@ def invoke_dense(op, inputs, attrs, out=None, ctx=None, where=None):
         outs = _redirect(op, outs, out, where, inputs)
         writes = [o._var for o in outs] + writes[len(outs):]
     fn = closure(op.kernel, inputs, outs, kw, rec, op.view, into=out is not None,
-                 shadows=shadows)
+                 shadows=shadows, casts=casts)
     _engine.push(fn, in_vars, writes, ctx, op.name, where, False,
                          op.work(attrs, shapes, out_shapes))
     if out is not None:

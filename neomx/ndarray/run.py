@@ -19,8 +19,9 @@ closure is built here, from these pieces:
 
 ``closure(fn, inputs, outs, kw, rec)`` builds the operation running ``fn(*tensors, **kw)``
 into ``outs``; ``plain`` runs a tiny operator on plain arrays at once or pushes it (the fast
-path's execution). A per-operator input cast (mixed precision) belongs in ``tensors``, where
-every kernel's inputs are made (see DEVELOPERS.md, "Running a kernel on arrays").
+path's execution). A per-operator input cast (mixed precision: ``closure``'s ``casts``) is
+made in ``tensors``, where every kernel's inputs are made (see DEVELOPERS.md, "Running a
+kernel on arrays").
 
 >>> import neomx as mx
 >>> from neomx.ndarray import run
@@ -75,13 +76,16 @@ class recording:
 
 # -- what a kernel reads ------------------------------------------------------------------------
 
-def tensors(inputs, params=(), rec=False, shadows=False):
+def tensors(inputs, params=(), rec=False, shadows=False, casts=None):
     """The tensors a kernel reads of NDArrays ``inputs`` (None for an absent input), then of
     the Vars ``params`` (whole arrays' storages, which a compiled graph's caller keeps). With
     ``rec`` from ``record_outputs`` (positions, not True), the inputs outside the graph are
     detached, so that a released graph is never reached again; with ``shadows``, integer
-    arrays autograd follows give their float64 shadows. Called inside the engine operation
-    (and, recording, under ``recording()``, so that the views cut here are in the graph)."""
+    arrays autograd follows give their float64 shadows; ``casts`` (torch dtypes or None, one
+    per input: mixed precision's, from ``ops.amp.table``) converts the inputs it names. Called
+    inside the engine operation (and, recording, under ``recording()``, so that the views cut
+    and the casts made here are in the graph: a gradient flows back through a cast in the
+    input's dtype)."""
     if shadows:
         ts = [None if x is None else
               (shadow_tensor(x) if x._var.shadow is not None else x._tensor())
@@ -96,6 +100,10 @@ def tensors(inputs, params=(), rec=False, shadows=False):
     if rec is not True and rec:
         for i in rec:
             ts[i] = ts[i].detach()
+    if casts is not None:
+        for i, c in enumerate(casts):
+            if c is not None and ts[i] is not None:
+                ts[i] = ts[i].to(c)
     return ts
 
 
@@ -283,7 +291,7 @@ class Kept:
 
 
 def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=False,
-            shadows=False, kept=None):
+            shadows=False, kept=None, casts=None):
     """The engine operation running ``fn(*tensors, **kw)`` on NDArrays ``inputs`` (then the
     Vars ``params``) into NDArrays ``outs``:
 
@@ -294,8 +302,12 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
       and integer results keep theirs. A kernel whose integer gradient MXNet defines as zero
       (``kernel.int_no_grad``: mod, floor division) runs plainly instead, its integer results
       cut from the graph;
-    - ``kept``: a ``Kept`` graph for the caller's backward pass (no ``rec``).
+    - ``kept``: a ``Kept`` graph for the caller's backward pass (no ``rec``);
+    - ``casts``: the dtype (a name, or None: as it is) each input is cast to before ``fn``
+      reads it (mixed precision: ``ops.amp.CastTable.casts``).
     """
+    if casts is not None:
+        casts = tuple(None if c is None else dtype_torch(c) for c in casts)
     if shadows:
         if getattr(fn, 'int_no_grad', False) and all(o._dtype in INTEGERS for o in outs):
             shadows = rec = False
@@ -306,11 +318,12 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
 
             def run_shadowed():
                 with recording():
-                    _store_shadowed(outs, fn(*tensors(inputs, params, rec, True), **kw), view)
+                    _store_shadowed(outs, fn(*tensors(inputs, params, rec, True, casts), **kw),
+                                    view)
             return run_shadowed
     if kept is not None:
         def run_kept():
-            ts = kept.feed(tensors(inputs, params))
+            ts = kept.feed(tensors(inputs, params, casts=casts))
             with recording(kept.record):
                 rs = fn(*ts, **kw)
             for o, r in zip(outs, rs):
@@ -323,15 +336,16 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
         def run_into():
             if rec:
                 with recording():
-                    rs = fn(*tensors(inputs, params, rec), **kw)
+                    rs = fn(*tensors(inputs, params, rec, casts=casts), **kw)
             else:
-                rs = fn(*tensors(inputs, params), **kw)
+                rs = fn(*tensors(inputs, params, casts=casts), **kw)
             for t, r in zip(outs, (rs,) if isinstance(rs, torch.Tensor) else rs):
                 store_into(t, r)
         return run_into
     if len(outs) == 1:
         ov = outs[0]._var
-        if len(inputs) == 1 and not (params or rec or view) and inputs[0] is not None:
+        if (len(inputs) == 1 and not (params or rec or view) and inputs[0] is not None and
+                casts is None):
             x = inputs[0]
 
             def run1():
@@ -342,9 +356,9 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
         def run_one():
             if rec:
                 with recording():
-                    r = fn(*tensors(inputs, params, rec), **kw)
+                    r = fn(*tensors(inputs, params, rec, casts=casts), **kw)
             else:
-                r = fn(*tensors(inputs, params), **kw)
+                r = fn(*tensors(inputs, params, casts=casts), **kw)
             if isinstance(r, (tuple, list)):
                 r = r[0]
             ov.tensor = own(r) if view else r
@@ -354,9 +368,9 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
     def run_n():
         if rec:
             with recording():
-                rs = fn(*tensors(inputs, params, rec), **kw)
+                rs = fn(*tensors(inputs, params, rec, casts=casts), **kw)
         else:
-            rs = fn(*tensors(inputs, params), **kw)
+            rs = fn(*tensors(inputs, params, casts=casts), **kw)
         for v, r in zip(ovs, rs):
             v.tensor = own(r) if view else r
     return run_n

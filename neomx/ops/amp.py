@@ -102,6 +102,7 @@ class CastTable:
                             (lists['fp32_params'] or {}).items()}
         self.loss_outputs = frozenset(lists['loss_outputs'])
         self.excluded = frozenset(excluded)
+        self.loss_scaler = None     # amp.init's LossScaler (scale_loss_output)
         self._memo = {}
 
     def kind(self, op, attrs):
@@ -130,7 +131,7 @@ class CastTable:
         when no input changes; ``dtypes`` are the inputs' dtype names (None for an absent
         input), ``names`` their input names (for the inputs a low-precision operator keeps in
         float32: bfloat16 BatchNorm's parameters)."""
-        key = (op, dtypes) if op.name not in self.conditional else None
+        key = (op, dtypes) if mxnet_name(op) not in self.conditional else None
         if key is not None:
             try:
                 return self._memo[key]
@@ -145,20 +146,35 @@ class CastTable:
         kind = self.kind(op, attrs)
         if kind is None:
             return None
+        keep = self.fp32_params.get(mxnet_name(op), ()) if kind == LOW else ()
+        if names is None and (keep or op.mutate):
+            names = op.input_names(attrs, len(dtypes), present_only=False)
         if kind == WIDEST:
             want = widest(dtypes)
-            out = tuple(want if d in FLOATS and d != want else None for d in dtypes)
+            out = [want if d in FLOATS and d != want else None for d in dtypes]
         elif kind == FP32:
-            out = tuple('float32' if d in _CASTABLE and d != 'float32' else None
-                        for d in dtypes)
+            out = ['float32' if d in _CASTABLE and d != 'float32' else None for d in dtypes]
         else:
-            keep = self.fp32_params.get(mxnet_name(op), ())
-            if names is None and keep:
-                names = op.input_names(attrs, len(dtypes))
-            out = tuple(self.target if d in _CASTABLE and d != self.target and
-                        not (keep and _param_name(names[i]) in keep) else None
-                        for i, d in enumerate(dtypes))
-        return out if any(c is not None for c in out) else None
+            out = [self.target if d in _CASTABLE and d != self.target and
+                   not (keep and _param_name(names[i]) in keep) else None
+                   for i, d in enumerate(dtypes)]
+        if op.mutate:
+            # an input the kernel writes in place (BatchNorm's running statistics) is read as
+            # it is: a cast copy would take the write
+            for m in op.mutated(attrs):
+                if m in names:
+                    out[names.index(m)] = None
+        return tuple(out) if any(c is not None for c in out) else None
+
+
+    def scale_loss_output(self, op, attrs):
+        """``attrs`` of a call of ``op``, with a loss output's ``grad_scale`` (SoftmaxOutput's,
+        the regression outputs') multiplied by the loss scale of ``amp.init``, as MXNet's
+        wrapped ``nd.<op>`` functions do; the trainer divides the gradients by it."""
+        scaler = self.loss_scaler
+        if scaler is None or mxnet_name(op) not in self.loss_outputs:
+            return attrs
+        return dict(attrs, grad_scale=attrs.get('grad_scale', 1.0) * scaler.loss_scale)
 
 
 def _param_name(name):

@@ -69,6 +69,9 @@ def _aggregate_size(default):
     return int(value) if value not in (None, '') else default
 
 
+# weights whose updates go through a float32 master copy under multi_precision
+_MASTER_COPIED = frozenset(('float16', 'bfloat16'))
+
 class Optimizer:
     """The base class of the optimizers: learning rate (or ``lr_scheduler``), weight decay,
     gradient rescaling and clipping, per-parameter multipliers and update counts.
@@ -277,8 +280,10 @@ class Optimizer:
 
     def create_state_multi_precision(self, index, weight):
         """``create_state``, plus a float32 master copy of a float16 weight when
-        ``multi_precision`` is on (paired with the state in the order MXNet keeps)."""
-        if self.multi_precision and weight.dtype == np.float16:
+        ``multi_precision`` is on (paired with the state in the order MXNet keeps); a bfloat16
+        weight gets one too (MXNet 1.9 updates those in bfloat16, where updates smaller than
+        a 256th of the weight are lost)."""
+        if self.multi_precision and weight._dtype in _MASTER_COPIED:
             master = weight.astype(np.float32)
             state = self.create_state(index, master)
             return (master, state) if self._master_first else (state, master)
@@ -300,7 +305,7 @@ class Optimizer:
         self._update_fused(index, weight, grad, state, False)
 
     def update_multi_precision(self, index, weight, grad, state):
-        """``update``, through the float32 master copy for float16 weights when
+        """``update``, through the float32 master copy for float16 and bfloat16 weights when
         ``multi_precision`` is on."""
         if self._fusable():
             self._update_fused(index, weight, grad, state, self.multi_precision)
@@ -309,7 +314,7 @@ class Optimizer:
             for i, w, g, s in zip(index, weight, grad, state):
                 self.update_multi_precision(i, w, g, s)
             return
-        if self.multi_precision and weight.dtype == np.float16:
+        if self.multi_precision and weight._dtype in _MASTER_COPIED:
             master, own = self._split_mp_state(state)
             self.update(index, master, grad.astype(np.float32), own)
             weight[:] = master.astype(weight.dtype)
@@ -365,7 +370,7 @@ class Optimizer:
             if grp is None:
                 grp = groups[key] = _Group(w._ctx)
             master = None
-            if multi_precision and w._dtype == 'float16':
+            if multi_precision and w._dtype in _MASTER_COPIED:
                 master, s = self._split_mp_state(s)
                 if master._ctx.key != key:
                     self._bad_argument(indices[k], w, master, 'master copy')

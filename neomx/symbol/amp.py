@@ -26,12 +26,13 @@
 >>> [n.name for n, _ in out][0], [n.name for n in mx.sym.Symbol(out).get_internals()][:3]
 ('e', ['x', 'x_amp_cast_bfloat16', 'fc_weight'])
 """
+from ..ops import amp as amp_table
 from ..ops import registry
 from ..ops.amp import CONDITIONAL, FLOATS, FP32, LOW, WIDEST, mxnet_name
 from .graph import Graph, Node
 from .monitor_names import monitor_names
 
-__all__ = ['reduce_precision', 'insert_casts', 'remove_amp_cast', 'drop_noop_casts',
+__all__ = ['reduce_precision', 'insert_casts', 'with_casts', 'remove_amp_cast', 'drop_noop_casts',
            'partial_dtypes', 'CAST_OPS']
 
 CAST_OPS = ('amp_cast', 'amp_multicast')
@@ -229,6 +230,15 @@ def insert_casts(heads, table):
                       (_cast_node(e[0], e[1], dtype, '%s_amp_cast%d' % (old.name, i)), 0)
                       for i, e in enumerate(new.inputs)]
     return [(made[id(n)], k) for n, k in graph.heads]
+
+
+def with_casts(graph):
+    """``graph`` (a Graph) as it runs under the table in force (``ops.amp.table``, set by
+    ``amp.init``): with ``insert_casts``'s casts, or itself when none is in force."""
+    table = amp_table.table
+    if table is None:
+        return graph
+    return Graph.from_heads(insert_casts(graph.heads, table))
 
 
 def remove_amp_cast(heads):

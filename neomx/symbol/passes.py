@@ -18,8 +18,10 @@ import math
 import torch
 
 from ..base import MXNetError, dtype_name
+from ..ops import amp as amp_table
 from ..ops.registry import ShapeError
 from ..util import is_np_shape
+from . import amp
 from .graph import CACHED_OP, Graph, Node, evaluate, held_graphs, input_slots, kernel_args
 
 __all__ = ['infer', 'Inferred', 'eliminate_dead_code', 'eliminate_common_subexpressions',
@@ -532,8 +534,11 @@ def prepare(graph, input_names, shapes, dtypes, device=None, is_train=False, cse
     """(graph, its ``Inferred``): ``graph`` made ready for the code generator, for inputs
     ``input_names`` of ``shapes`` and ``dtypes`` (lists, in that order): subgraphs inlined,
     shapes inferred (each output's must be known; the error names ``name``), creation
-    shapes settled, the passes of ``optimize`` run, and shapes inferred again."""
-    graph = inline_subgraphs(graph)
+    shapes settled, the passes of ``optimize`` run, and shapes inferred again. Under mixed
+    precision (``amp.init``) the listed operators read their inputs through ``amp_cast`` /
+    ``amp_multicast`` nodes (``amp.with_casts``); those that change no dtype are dropped once
+    the dtypes are known, so that the generated code shows the casts that run."""
+    graph = amp.with_casts(inline_subgraphs(graph))
     known_shapes = dict(zip(input_names, shapes))
     known_dtypes = dict(zip(input_names, dtypes))
     inferred = infer(graph, known_shapes, known_dtypes)
@@ -544,7 +549,11 @@ def prepare(graph, input_names, shapes, dtypes, device=None, is_train=False, cse
                                 ', '.join('%s=%s' % kv for kv in known_shapes.items())))
     graph = settle_creation_shapes(graph, inferred)
     graph = optimize(graph, device, is_train, cse)
-    return graph, infer(graph, known_shapes, known_dtypes)
+    inferred = infer(graph, known_shapes, known_dtypes)
+    if amp_table.table is not None:
+        graph = amp.drop_noop_casts(graph, inferred)
+        inferred = infer(graph, known_shapes, known_dtypes)
+    return graph, inferred
 
 
 def optimize(graph, device=None, is_train=False, cse=True):

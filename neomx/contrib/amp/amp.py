@@ -2,7 +2,11 @@
 
 Training: ``amp.init()`` puts MXNet's tables in force (``ops/amp.py``: which operators run in
 float16 or bfloat16, which in float32, which in the widest type of their inputs), for the
-rest of the process; the parameters stay float32 (the optimizer updates them in float32).
+rest of the process: every operator call casts its inputs as they say (``nd.*``, ``mx.np``,
+Gluon blocks), and graphs compiled afterwards (hybridized blocks, executors) read them
+through ``amp_cast``/``amp_multicast`` nodes, which ``hybridized_code()`` shows. Gradients
+flow back through the casts; the parameters stay float32 (the optimizer updates them in
+float32).
 ``amp.init_trainer(trainer)`` gives the trainer a dynamic loss scale (``LossScaler``) and
 ``amp.scale_loss`` scales the loss for the backward pass; the trainer then divides the
 gradients by the scale and skips the steps whose gradients overflowed::
@@ -41,6 +45,7 @@ from ...base import bfloat16, dtype_flag, dtype_name
 from ...context import gpu
 from ...gluon import trainer
 from ...module import BucketingModule
+from ...ndarray import fastpath
 from ...ops import amp as _table
 from ...symbol import Symbol
 from ...symbol import amp as _passes
@@ -91,13 +96,20 @@ def init(target_dtype='float16', target_precision_ops=None, conditional_fp32_ops
     logging.info("Using AMP")
     _loss_scaler = LossScaler()
     table.loss_scaler = _loss_scaler
+    _activate(table)
+
+
+def _activate(table):
+    """Puts ``table`` (None: none) in force for operator calls and graphs compiled from now
+    on; the fast path's plans, made for the table before, are forgotten."""
     _table.activate(table)
+    fastpath._PLANS.clear()
 
 
 def _deinit():
     """Turns AMP off again (for tests: MXNet has no way back)."""
     global _amp_initialized, _amp_loss_scale_initialized, _loss_scaler
-    _table.activate(None)
+    _activate(None)
     _amp_initialized = _amp_loss_scale_initialized = False
     _loss_scaler = None
 
