@@ -468,11 +468,202 @@ def test_if_with_a_constant_condition_is_inlined():
     m = _model([node], [_vi('x')], [_vi('y')], inits=[cond])
     out, = backend.prepare(m).run([np.ones((2, 3), np.float32)])
     assert out.tolist() == [[3.0] * 3] * 2
-    # a condition known only at run time is control flow: not imported
-    m = _model([node], [_vi('x'), _vi('cond', TensorProto.BOOL, ())], [_vi('y')])
-    with pytest.raises(ONNXImportError, match=r"ONNX node 'choose' \(If, opset 13\): the "
-                                              r"condition is computed at run time"):
+    # no control-flow node is made
+    sym, _, _ = mx.contrib.onnx.import_model(m)
+    assert '_cond' not in sym.tojson()
+
+
+# -- control flow: If, Scan and Loop as MXNet's cond, foreach and while_loop ---------------
+
+def _ort_session(m):
+    return ort.InferenceSession(m.SerializeToString(), providers=['CPUExecutionProvider'])
+
+
+def _run_time_if_model():
+    # y = x * 2 + w if sum(x) > 0 else x - 1 (w an initializer the then-branch reads)
+    then = helper.make_graph(
+        [helper.make_node('Mul', ['x', 'two'], ['t']), helper.make_node('Add', ['t', 'w'],
+                                                                        ['r1'])],
+        'then', [], [_vi('r1')], [helper.make_tensor('two', TensorProto.FLOAT, (), [2.0])])
+    other = helper.make_graph([helper.make_node('Sub', ['x', 'one'], ['r2'])], 'else', [],
+                              [_vi('r2')],
+                              [helper.make_tensor('one', TensorProto.FLOAT, (), [1.0])])
+    nodes = [helper.make_node('ReduceSum', ['x'], ['s'], keepdims=0),
+             helper.make_node('Greater', ['s', 'zero'], ['c']),
+             helper.make_node('If', ['c'], ['y'], name='choose', then_branch=then,
+                              else_branch=other)]
+    inits = [helper.make_tensor('zero', TensorProto.FLOAT, (), [0.0]),
+             helper.make_tensor('w', TensorProto.FLOAT, (3,), [0.5, -1.0, 2.0])]
+    return _model(nodes, [_vi('x')], [_vi('y')], inits=inits)
+
+
+def test_if_with_a_run_time_condition_is_a_cond_node(tmp_path):
+    m = _run_time_if_model()
+    sess = _ort_session(m)
+    sym, arg_params, _ = mx.contrib.onnx.import_model(m)
+    assert '_cond' in sym.tojson() and 'w' in arg_params
+    for sign in (1, -1):
+        x = sign * (np.abs(np.random.RandomState(0).randn(2, 3)) + 0.1).astype(np.float32)
+        out, = backend.prepare(m).run([x])
+        np.testing.assert_allclose(out, sess.run(None, {'x': x})[0], rtol=1e-6, atol=1e-6)
+    # as a SymbolBlock: hybridized, differentiated through the branch taken, exported
+    # (under NumPy shapes: the model's scalar constants are 0-d parameters)
+    onnx.save(m, str(tmp_path / 'if.onnx'))
+    with mx.util.np_shape(True):
+        net = mx.contrib.onnx.import_to_gluon(str(tmp_path / 'if.onnx'), mx.cpu())
+        net.hybridize()
+        x = nd.array(np.ones((2, 3), np.float32))
+        x.attach_grad()
+        with autograd.record():
+            y = net(x)
+        y.backward()
+        np.testing.assert_allclose(y.asnumpy(), sess.run(None, {'x': x.asnumpy()})[0])
+        assert x.grad.asnumpy().tolist() == [[2.0] * 3] * 2
+        assert net.collect_params()['w'].grad().asnumpy().tolist() == [2.0] * 3
+        net.export(str(tmp_path / 'if'))
+        back = gluon.SymbolBlock.imports(str(tmp_path / 'if-symbol.json'), ['x'],
+                                         str(tmp_path / 'if-0000.params'))
+        np.testing.assert_allclose(back(-x).asnumpy(), sess.run(None, {'x': -x.asnumpy()})[0])
+
+
+def test_scan_is_a_foreach_node():
+    # two states (a running sum and a running product), two scan inputs (one scanned along
+    # axis 1, one backwards), scan outputs stacked along axis 1 and backwards
+    body = helper.make_graph(
+        [helper.make_node('Add', ['s_in', 'a'], ['s_out']),
+         helper.make_node('Mul', ['p_in', 'b'], ['p_out']),
+         helper.make_node('Sub', ['s_out', 'p_out'], ['d']),
+         helper.make_node('Identity', ['s_out'], ['s_seen'])],
+        'body', [_vi('s_in', shape=(2,)), _vi('p_in', shape=(2,)), _vi('a', shape=(2,)),
+                 _vi('b', shape=(2,))],
+        [_vi('s_out', shape=(2,)), _vi('p_out', shape=(2,)), _vi('d', shape=(2,)),
+         _vi('s_seen', shape=(2,))])
+    node = helper.make_node('Scan', ['s0', 'p0', 'xa', 'xb'], ['s', 'p', 'ds', 'ss'],
+                            name='scan', body=body, num_scan_inputs=2,
+                            scan_input_axes=[1, 0], scan_input_directions=[0, 1],
+                            scan_output_axes=[1, 0], scan_output_directions=[0, 1])
+    m = _model([node], [_vi('s0', shape=(2,)), _vi('p0', shape=(2,)), _vi('xa', shape=(2, 4)),
+                        _vi('xb', shape=(4, 2))],
+               [_vi('s', shape=(2,)), _vi('p', shape=(2,)), _vi('ds', shape=(2, 4)),
+                _vi('ss', shape=(4, 2))], opset=16)
+    rs = np.random.RandomState(1)
+    feeds = {'s0': rs.randn(2), 'p0': rs.randn(2), 'xa': rs.randn(2, 4), 'xb': rs.randn(4, 2)}
+    feeds = {k: v.astype(np.float32) for k, v in feeds.items()}
+    ref = _ort_session(m).run(None, feeds)
+    sym, _, _ = mx.contrib.onnx.import_model(m)
+    assert '_foreach' in sym.tojson()
+    got = backend.prepare(m).run([feeds[k] for k in ('s0', 'p0', 'xa', 'xb')])
+    assert [g.shape for g in got] == [r.shape for r in ref]
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def _loop_body(cond_out_nodes, cond_out='c_out'):
+    # v_out = v_in * 2 + i (i the iteration number as a float); scan output v_out
+    nodes = [helper.make_node('Cast', ['i'], ['fi'], to=TensorProto.FLOAT),
+             helper.make_node('Mul', ['v_in', 'two'], ['v2']),
+             helper.make_node('Add', ['v2', 'fi'], ['v_out']),
+             helper.make_node('Identity', ['v_out'], ['seen'])] + cond_out_nodes
+    return helper.make_graph(
+        nodes, 'body', [_vi('i', TensorProto.INT64, ()), _vi('c_in', TensorProto.BOOL, ()),
+                        _vi('v_in', shape=(3,))],
+        [_vi(cond_out, TensorProto.BOOL, ()), _vi('v_out', shape=(3,)),
+         _vi('seen', shape=(3,))],
+        [helper.make_tensor('two', TensorProto.FLOAT, (), [2.0])])
+
+
+def test_loop_with_a_trip_count_is_a_while_loop_node():
+    # a for loop: 4 steps, a loop-carried value and its values at each step (a scan output)
+    body = _loop_body([helper.make_node('Identity', ['c_in'], ['c_out'])])
+    node = helper.make_node('Loop', ['n', '', 'v0'], ['v', 'vs'], name='loop', body=body)
+    m = _model([node], [_vi('v0', shape=(3,))], [_vi('v', shape=(3,)),
+                                                 _vi('vs', shape=(4, 3))], opset=16,
+               inits=[helper.make_tensor('n', TensorProto.INT64, (), [4])])
+    v0 = np.array([1.0, -2.0, 0.5], np.float32)
+    ref = _ort_session(m).run(None, {'v0': v0})
+    sym, _, _ = mx.contrib.onnx.import_model(m)
+    assert '_while_loop' in sym.tojson()
+    got = backend.prepare(m).run([v0])
+    assert got[1].shape == (4, 3)
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_loop_on_a_condition_the_body_computes():
+    # a while loop: doubles v while its sum is under 100 (no trip count, no scan outputs)
+    body = _loop_body([helper.make_node('ReduceSum', ['v_out'], ['t'], keepdims=0),
+                       helper.make_node('Less', ['t', 'limit'], ['c_out'])])
+    body.output.pop()       # no scan output
+    body.initializer.append(helper.make_tensor('limit', TensorProto.FLOAT, (), [100.0]))
+    node = helper.make_node('Loop', ['', 'c0', 'v0'], ['v'], name='grow', body=body)
+    m = _model([node], [_vi('v0', shape=(3,)), _vi('c0', TensorProto.BOOL, ())],
+               [_vi('v', shape=(3,))], opset=16)
+    sess = _ort_session(m)
+    rep = backend.prepare(m)
+    for v0, c0 in (([1.0, 2.0, 0.5], True), ([1.0, 2.0, 0.5], False), ([50, 60, 0], True)):
+        feeds = {'v0': np.array(v0, np.float32), 'c0': np.array(c0)}
+        np.testing.assert_allclose(rep.run([feeds['v0'], feeds['c0']])[0],
+                                   sess.run(None, feeds)[0], rtol=1e-6)
+    assert rep.bound == ()      # nothing taken as a constant
+    # a trip count fed at run time bounds it too
+    node = helper.make_node('Loop', ['n', 'c0', 'v0'], ['v'], name='grow', body=body)
+    m = _model([node], [_vi('n', TensorProto.INT64, ()), _vi('v0', shape=(3,)),
+                        _vi('c0', TensorProto.BOOL, ())], [_vi('v', shape=(3,))], opset=16)
+    sess, rep = _ort_session(m), backend.prepare(m)
+    for steps in (0, 2, 20):
+        feeds = {'n': np.array(steps), 'v0': np.array([1.0, 2.0, 0.5], np.float32),
+                 'c0': np.array(True)}
+        np.testing.assert_allclose(rep.run([feeds[k] for k in ('n', 'v0', 'c0')])[0],
+                                   sess.run(None, feeds)[0], rtol=1e-6)
+    assert rep.bound == ()
+    # with a scan output, the number of steps (the output's length) is data-dependent
+    body = _loop_body([helper.make_node('ReduceSum', ['v_out'], ['t'], keepdims=0),
+                       helper.make_node('Less', ['t', 'limit'], ['c_out'])])
+    body.initializer.append(helper.make_tensor('limit', TensorProto.FLOAT, (), [100.0]))
+    node = helper.make_node('Loop', ['n', 'c0', 'v0'], ['v', 'vs'], name='grow', body=body)
+    m = _model([node], [_vi('v0', shape=(3,)), _vi('c0', TensorProto.BOOL, ())],
+               [_vi('v', shape=(3,)), _vi('vs', shape=(None, 3))], opset=16,
+               inits=[helper.make_tensor('n', TensorProto.INT64, (), [10])])
+    with pytest.raises(ONNXImportError, match=r"ONNX node 'grow' \(Loop, opset 16\): the "
+                                              r"body computes the loop's condition"):
         mx.contrib.onnx.import_model(m)
+
+
+class _Scripted(torch.nn.Module):
+    # control flow torch.jit.script keeps: an If on the data, a while loop on the data
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = torch.tanh(self.lin(x)) + x
+        if bool(x.sum() > 0):
+            y = x * 2
+        else:
+            y = x - 1
+        k = 0
+        while bool(x.abs().sum() < 100.0) and k < 50:
+            x = x * 1.5
+            k += 1
+        return y + x
+
+
+def test_scripted_pytorch_control_flow_matches_onnxruntime(tmp_path):
+    torch.manual_seed(0)
+    x = torch.randn(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')     # torch.jit.script is deprecated in torch 2.9
+        scripted = torch.jit.script(_Scripted())
+    path = torch_export(scripted, (x,), tmp_path / 'scripted.onnx',
+                        input_names=['x'], output_names=['y'], opset_version=17)
+    ops = {n.op_type for n in onnx.load(path).graph.node}
+    assert {'If', 'Loop'} <= ops
+    rep = backend.prepare(path)
+    for scale in (1.0, -1.0, 0.01):     # both branches; 0 to several steps
+        xs = (x * scale).numpy()
+        np.testing.assert_allclose(rep.run([xs])[0], ort_run(path, {'x': xs})[0],
+                                   rtol=1e-5, atol=1e-5)
+    assert rep.bound == ()
 
 
 @pytest.mark.parametrize('kind,attrs', [

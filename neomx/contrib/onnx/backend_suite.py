@@ -260,10 +260,10 @@ _WHY = [
      or 'Sequence' in r.get('message', '') or 'Optional' in r.get('message', '')),
     ('other domains', 'operators of ai.onnx.ml, ai.onnx.preview(.training): not ONNX\'s '
                       'default domain', lambda r: "of domain '" in r.get('message', '')),
-    ('control flow', 'Loop, Scan and If on a condition known only at run time: control flow '
-                     '(MXNet\'s foreach/while_loop/cond), not translated',
-     lambda r: any(k in r.get('message', '') for k in ('(Loop,', '(Scan,', 'computed at run '
-                                                        'time: control flow'))),
+    ('control flow', 'Scan of opset 8 (a batch axis and sequence lengths), Loops whose scan '
+                     'outputs\' length is known only at run time (MXNet\'s shapes are known '
+                     'before running)',
+     lambda r: any(k in r.get('message', '') for k in ('(Loop,', '(Scan,', '(If,'))),
     ('strings and images', 'strings, regular expressions, text vectorizers, image decoding',
      lambda r: family_of(r['op'] or '') == 'strings and text' or 'string' in
      r.get('message', '') or 'ImageDecoder' in r.get('message', '')),

@@ -15,8 +15,9 @@ import functools
 
 import numpy as np
 
+from ....base import MXNetError
 from .import_onnx import (ONNXImportError, _np_dtype_name, inline_function, inline_graph,
-                          onnx_dtype)
+                          onnx_dtype, outer_names, translate_subgraph)
 
 __all__ = ['converter', 'function_body']
 
@@ -2076,24 +2077,234 @@ def _qlinear_conv(n):
     return n.op('Cast', n.op('clip', y, a_min=lo, a_max=hi), dtype=n.dtype(7))
 
 
-# -- control flow: an If whose condition is known at import --------------------------------
+# -- control flow -------------------------------------------------------------------------
+#
+# If, Scan and Loop become MXNet's control-flow nodes (sym.contrib cond, foreach, while_loop),
+# which hold their subgraphs: each ONNX subgraph is translated, inside the builder's function,
+# into ordinary Symbols that the builder cuts into a graph of its own. What a subgraph reads
+# from the outer graph becomes an input of the node. An If whose condition is a constant is
+# inlined instead (a flag in a function body, a shape test).
+
+def _control_flow(n, build):
+    """Runs ``build()`` (which calls a sym.contrib builder) with the outer constants the
+    node's subgraphs read made variables first, outside the builder's scope (parameters of the
+    outer graph, fed to the node)."""
+    for a in n.attrs.values():
+        if hasattr(a, 'node') and hasattr(a, 'output'):
+            for name in outer_names(a):
+                if name in n.g._params:
+                    n.g._symbol_of(name, 'input of a subgraph')
+    try:
+        return build()
+    except ONNXImportError:
+        raise
+    except (MXNetError, ValueError) as e:     # the builder's checks (MXNet's messages)
+        raise n.error(str(e)) from None
+
+
+def _reads(n, value, var):
+    """``value`` made to read ``var`` (MXNet's loops require each step variable to be read):
+    ``value`` itself, ``var`` only giving its shape."""
+    return n.op('_identity_with_attr_like_rhs', value, var)
+
+
+def _uses(sym, var):
+    from ....symbol.graph import Graph
+    return var.name in {v.name for v in Graph.of(sym).variables()}
+
 
 def _if(n):
-    """The branch an If takes, inlined, when its condition is a constant (a flag in a
-    function body, a shape test); a condition computed at run time is control flow, which
-    neomx's import does not translate."""
-    if not n.is_const(0):
-        raise n.error("the condition is computed at run time: control flow (If, Loop, Scan) "
-                      "is not supported by neomx's ONNX import")
-    branch = n.attr('then_branch') if bool(np.asarray(n.const(0)).reshape(-1)[0]) else \
-        n.attr('else_branch')
-    inline_graph(n.g, n, branch)
+    """The branch an If takes: inlined when the condition is a constant; otherwise a
+    ``_cond`` node (sym.contrib.cond) holding both branches, whose outputs must then have the
+    same shapes."""
+    from ....symbol.contrib import cond
+    if n.is_const(0):
+        branch = n.attr('then_branch') if bool(np.asarray(n.const(0)).reshape(-1)[0]) else \
+            n.attr('else_branch')
+        inline_graph(n.g, n, branch)
+        return
+    then, other = n.attr('then_branch'), n.attr('else_branch')
+    if len(then.output) != len(other.output):
+        raise n.error("the then-branch gives %d outputs and the else-branch %d"
+                      % (len(then.output), len(other.output)))
+    pred = n.input(0)
+
+    def branch(label, graph):
+        return lambda: translate_subgraph(n.g, n, graph, label, [])
+    outs = _control_flow(n, lambda: cond(pred, branch('then', then), branch('else', other),
+                                         name=n.g._unique(n.name)))
+    outs = outs if isinstance(outs, list) else [outs]
+    for name, out in zip(n.output_names, outs):
+        if name:
+            n.g._nodes[name] = out
 
 
 _if.attributes = None
 _if.random = False
 _if.expanded = True
 _convert_map['If'] = _if
+
+
+def _move_axis(n, s, source, dest, rank):
+    if source == dest:
+        return s
+    axes = list(range(rank))
+    axes.insert(dest, axes.pop(source))
+    return n.op('transpose', s, axes=tuple(axes))
+
+
+@converter('Scan', attributes=('body', 'num_scan_inputs', 'scan_input_axes',
+                               'scan_input_directions', 'scan_output_axes',
+                               'scan_output_directions'), folds_on=())
+def _scan(n):
+    """Scan (opset 9 on) as ``_foreach`` (sym.contrib.foreach): the scan inputs moved to have
+    their scanned axis first (reversed where scanned backwards), the body translated on their
+    slices, its scan outputs stacked and moved to their axes."""
+    from ....symbol.contrib import foreach
+    if n.opset < 9:
+        raise n.error("Scan of opset 8 (a batch axis and sequence lengths) is not supported; "
+                      "opset 9 on is")
+    body = n.attr('body')
+    m = n.attr('num_scan_inputs')
+    n_states = len(n) - m
+    k = len(body.output) - n_states
+    in_axes = n.attr('scan_input_axes', (0,) * m)
+    in_dirs = n.attr('scan_input_directions', (0,) * m)
+    out_axes = n.attr('scan_output_axes', (0,) * k)
+    out_dirs = n.attr('scan_output_directions', (0,) * k)
+    states = [n.input(i) for i in range(n_states)]
+    data, slices = [], []       # the scanned arrays, axis first; (shape, dtype) of a slice
+    read = _read_names(body)
+    used = [j for j in range(m) if body.input[n_states + j].name in read]
+    for j in range(m):
+        i = n_states + j
+        rank = n.rank(i)
+        axis = _norm(in_axes[j], rank)
+        x = _move_axis(n, n.input(i), axis, 0, rank)
+        if in_dirs[j]:
+            x = n.op('reverse', x, axis=0)
+        shape = n.shape(i)
+        slices.append((tuple(d for a, d in enumerate(shape) if a != axis), n.dtype(i)))
+        # MXNet's foreach requires the body to read every slice: one the body ignores is
+        # not fed (another one sets the number of steps)
+        if j in used or (not used and j == 0):
+            data.append(x)
+    if not used:
+        raise n.error("the body reads none of the scan inputs")
+    info = [(n.shape(i), n.dtype(i)) for i in range(n_states)]
+
+    def step(xs, ss):
+        xs = xs if isinstance(xs, list) else [xs]
+        ss = ss if isinstance(ss, list) else [ss]
+        fed = dict(zip(used, xs))
+        # a 1-d array's slices are (1,) in MXNet's foreach, 0-d in ONNX; an ignored slice is
+        # bound to nothing the body reads
+        xs_in = [(_reshape(n, fed[j], ()) if len(shape) == 0 else fed[j]) if j in fed
+                 else None for j, (shape, _) in enumerate(slices)]
+        outs = translate_subgraph(n.g, n, body, 'body',
+                                  [(s,) + inf for s, inf in zip(ss, info)] +
+                                  [(x,) + inf for x, inf in zip(xs_in, slices)])
+        new, scanned = outs[:n_states], outs[n_states:]
+        new = [s2 if _uses(s2, s) else _reads(n, s2, s) for s2, s in zip(new, ss)]
+        return scanned, new
+    stacked, finals = _control_flow(n, lambda: foreach(step, data, states,
+                                                      name=n.g._unique(n.name)))
+    stacked = stacked if isinstance(stacked, list) else [stacked]
+    finals = finals if isinstance(finals, list) else [finals]
+    outs = []
+    for j, y in enumerate(stacked):
+        if out_dirs[j]:
+            y = n.op('reverse', y, axis=0)
+        if out_axes[j]:
+            rank = len(n.g._infer_symbol(y)[0])
+            y = _move_axis(n, y, 0, _norm(out_axes[j], rank), rank)
+        outs.append(y)
+    return finals + outs
+
+
+def _read_names(graph):
+    """The names a subgraph's nodes (and their subgraphs) read, and its outputs."""
+    import onnx
+    read = set(o.name for o in graph.output)
+    for nd_ in graph.node:
+        read.update(nd_.input)
+        for a in nd_.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                read.update(_read_names(a.g))
+    return read
+
+
+@converter('Loop', attributes=('body',), folds_on=())
+def _loop(n):
+    """Loop as ``_while_loop`` (sym.contrib.while_loop) over (iteration number, condition,
+    the loop-carried values). Its scan outputs are stacked to ``max_iterations`` steps: they
+    are honest only where the number of steps is known at import (the trip count a constant
+    and the condition, if any, true and passed through unchanged by the body), as MXNet's
+    shapes are known before running; without scan outputs the loop may stop on any
+    condition."""
+    from ....symbol.contrib import while_loop
+    body = n.attr('body')
+    n_carried = len(n) - 2
+    k = len(body.output) - 1 - n_carried
+    trip = int(_scalar(n.const(0, 'trip count'))) if n.has(0) and (
+        k or n.is_const(0)) else None
+    passes = _passes_condition(body)
+    if k:
+        if trip is None:
+            raise n.error("a Loop with scan outputs needs a trip count: the outputs' length "
+                          "must be known at import")
+        if n.has(1) and not passes:
+            raise n.error("the body computes the loop's condition and the Loop has scan "
+                          "outputs: their length would depend on values computed at run "
+                          "time, and neomx's shapes are known before running")
+        if trip > 1 << 24:
+            raise n.error("trip count %d: the scan outputs would hold that many steps" % trip)
+    elif trip is None and not n.has(1):
+        raise n.error("neither a trip count nor a condition: the loop would not end")
+    runs = True
+    if n.has(1) and (k or n.is_const(1)) and passes:
+        runs = bool(np.asarray(n.const(1, 'condition')).reshape(-1)[0])
+    steps = (trip if runs else 0) if trip is not None else (1 << 62)
+    counter = _filled(n, (), 0, 'int64')
+    flag = n.input(1) if n.has(1) else _filled(n, (), 1, 'bool')
+    carried = [n.input(i) for i in range(2, len(n))]
+    info = [((), 'int64'), ((), 'bool')] + [(n.shape(i), n.dtype(i)) for i in range(2, len(n))]
+
+    def func(i, c, *vs):
+        outs = translate_subgraph(n.g, n, body, 'body',
+                                  [(s,) + inf for s, inf in zip((i, c) + vs, info)])
+        c2, new, scanned = outs[0], outs[1:1 + n_carried], outs[1 + n_carried:]
+        if not n.has(1):        # a for loop: the body's condition is not read
+            c2 = c
+        elif not _uses(c2, c):
+            c2 = _reads(n, c2, c)
+        new = [v2 if _uses(v2, v) else _reads(n, v2, v) for v2, v in zip(new, vs)]
+        return scanned, [n.op('_plus_scalar', i, scalar=1), c2] + new
+    limit = n.input(0) if n.has(0) and trip is None else None
+
+    def condition(i, c, *vs):
+        # a trip count known only at run time is a condition of its own
+        return c if limit is None else n.op('_npi_logical_and', c, n.op('_npi_less', i, limit))
+    outs, finals = _control_flow(n, lambda: while_loop(
+        condition, func, [counter, flag] + carried, max_iterations=steps,
+        name=n.g._unique(n.name)))
+    return list(finals[2:]) + list(outs)
+
+
+def _passes_condition(body):
+    """Whether a Loop body's condition output is its condition input (or an Identity of it)
+    or a constant true: then the loop runs as long as it starts."""
+    from onnx import helper, numpy_helper
+    if len(body.input) < 2 or not body.output:
+        return False
+    want, got = body.input[1].name, body.output[0].name
+    made = {o: nd for nd in body.node for o in nd.output}
+    while got in made and made[got].op_type == 'Identity':
+        got = made[got].input[0]
+    if got in made and made[got].op_type == 'Constant' and made[got].attribute:
+        value = helper.get_attribute_value(made[got].attribute[0])
+        return hasattr(value, 'dims') and bool(numpy_helper.to_array(value).all())
+    return got == want
 
 
 @converter('GridSample', attributes=('align_corners', 'mode', 'padding_mode'))

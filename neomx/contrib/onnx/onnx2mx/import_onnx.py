@@ -357,6 +357,13 @@ class GraphProto:
         s = self._nodes.get(name)
         if s is None:
             return None
+        shape, dtype = self._infer_symbol(s)
+        if shape is not None or name not in self._info:
+            self._info[name] = (shape, dtype)
+        return shape, dtype
+
+    def _infer_symbol(self, s):
+        """(shape or None, dtype or None) of Symbol ``s``'s first output."""
         from ....symbol.graph import Graph
         from ....symbol.passes import infer
         from ....util import np_shape
@@ -376,14 +383,12 @@ class GraphProto:
             with np_shape(True):
                 res = infer(g, shapes=shapes, dtypes=dtypes)
         except MXNetError:
-            return None
+            return None, None
         node, k = s._outputs[0]
         shape = res.shapes[node][k]
         dtype = res.dtypes[node][k]
         if shape is not None and any(d < 0 for d in shape):
             shape = None
-        if shape is not None or name not in self._info:
-            self._info[name] = (shape, dtype)
         return shape, dtype
 
     def _sources(self, name):
@@ -494,6 +499,70 @@ def inline_graph(importer, node, graph):
             importer._params[actual] = importer._params[source]
         else:
             importer._nodes[actual] = importer._symbol_of(source, 'output of a branch')
+
+
+def outer_names(graph):
+    """The names subgraph ``graph`` (and the subgraphs in it) reads from outside itself."""
+    import onnx
+    inner = {o for n in graph.node for o in n.output} | {t.name for t in graph.initializer} | \
+        {i.name for i in graph.input}
+    out = []
+    for n in graph.node:
+        names = list(n.input)
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                names += outer_names(a.g)
+        out += [m for m in names if m and m not in inner and m not in out]
+    out += [o.name for o in graph.output if o.name not in inner and o.name not in out]
+    return out
+
+
+def translate_subgraph(importer, node, graph, label, inputs):
+    """The Symbols of the outputs of ``graph`` (a loop body, a branch) with its inputs bound
+    to ``inputs`` ([(Symbol, shape or None, dtype or None)]): its nodes translated into
+    ordinary Symbols (the control-flow builder calling this cuts them into a graph of its
+    own), the names it makes prefixed by the node's name and ``label``, the outer names it
+    reads kept."""
+    import onnx
+    prefix = '%s/%s/' % (node.name, label)
+    made = {o for n in graph.node for o in n.output if o} | \
+        {t.name for t in graph.initializer} | {i.name for i in graph.input}
+    rename = {m: prefix + m for m in made}
+    for t in graph.initializer:
+        importer._params[rename[t.name]] = importer._parse_array(t)
+    for vi in list(graph.value_info) + list(graph.output):
+        if vi.name in rename:
+            importer._info.setdefault(rename[vi.name], _dims(vi))
+    if len(inputs) != len(graph.input):
+        raise node.error("its %s takes %d inputs; the node gives it %d"
+                         % (label, len(graph.input), len(inputs)))
+    for vi, (sym, shape, dtype) in zip(graph.input, inputs):
+        if sym is None:     # an input the subgraph does not read
+            continue
+        declared, declared_dtype = _dims(vi)
+        if shape is None or any(d is None for d in shape):
+            shape = declared if shape is None or (declared is not None and
+                                                  len(declared) == len(shape)) else shape
+        info = (shape, dtype or declared_dtype)
+        importer._nodes[rename[vi.name]] = sym
+        importer._info[rename[vi.name]] = info
+        importer._info[sym.name] = info     # the variable neomx's inference reads
+    body = []
+    for n in graph.node:
+        c = onnx.NodeProto()
+        c.CopyFrom(n)
+        del c.input[:]
+        del c.output[:]
+        c.input.extend(rename.get(i, i) for i in n.input)
+        c.output.extend(rename.get(o, o) for o in n.output)
+        c.name = prefix + (n.name or n.output[0])
+        for a in c.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _rename_outer(a.g, lambda i: rename.get(i, i))
+        body.append(c)
+    importer._translate(body)
+    return [importer._symbol_of(rename.get(o.name, o.name), 'output of the %s' % label)
+            for o in graph.output]
 
 
 def _default_opset():
@@ -629,7 +698,8 @@ class _Node:
             "initializer, a Constant or computed from them and static shapes): neomx's "
             "operators take it as an attribute, but it is computed at run time from %s"
             % (self.name, self.op_type, self.opset, i, ' (%s)' % what if what else '', name,
-               ', '.join("graph input '%s'" % s for s in sources) or 'the graph inputs'),
+               ', '.join("graph input '%s'" % s for s in sources) or
+               "values known only while it runs (a loop's step variables)"),
             sources)
 
     def shape(self, i):
