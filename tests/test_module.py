@@ -35,7 +35,8 @@ def _mlp_params():
 
 
 def test_bind_checks_shapes_and_names():
-    sym = mx.sym.Activation(mx.sym.var('data'), act_type='relu')
+    with mx.name.NameManager():     # activation0, whatever the process named before
+        sym = mx.sym.Activation(mx.sym.var('data'), act_type='relu')
     mod = mx.mod.Module(sym, ('data',), None, context=[mx.cpu(0), mx.cpu(1)])
     with pytest.raises(TypeError, match='tuple of ints'):
         mod.bind(data_shapes=[('data', nd.array([10, 10]))])
