@@ -400,6 +400,36 @@ def test_bucketing_module_fit_and_checkpoint(tmp_path):
                                   mod.get_params()[0]['fc_weight'].asnumpy())
 
 
+
+def test_buckets_share_moving_statistics():
+    # the buckets' executors share the auxiliary states (BatchNorm's moving mean and variance),
+    # as MXNet's do: what training one bucket updates, another bucket predicts with
+    def sym_gen(key):
+        y = mx.sym.BatchNorm(mx.sym.var('data'), name='bn', momentum=0.5)
+        if key == 'train':
+            loss = mx.sym.make_loss(mx.sym.mean(mx.sym.square(y - mx.sym.var('lab'))))
+            return loss, ['data'], ['lab']
+        return y, ['data'], None
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key='pred')
+    mod.bind([('data', (4, 3))], None, for_training=True)
+    mod.init_params()
+    mod.init_optimizer()
+    x = nd.array(np.random.RandomState(0).normal(5, 2, (4, 3)))
+    ds, ls = [mx.io.DataDesc('data', (4, 3))], [mx.io.DataDesc('lab', (4, 3))]
+    mod.switch_bucket('train', ds, ls)
+    mod.forward_backward(mx.io.DataBatch([x], [x], bucket_key='train', provide_data=ds,
+                                         provide_label=ls))
+    mod.update()
+    expect = 0.5 * x.asnumpy().mean(axis=0)
+    np.testing.assert_allclose(mod.get_params()[1]['bn_moving_mean'].asnumpy(), expect,
+                               rtol=1e-5)
+    mod.switch_bucket('pred', ds, None)
+    pred = mod._curr_module._exec_group.execs[0].aux_dict['bn_moving_mean']
+    train = mod._buckets['train']._exec_group.execs[0].aux_dict['bn_moving_mean']
+    assert pred is train
+    np.testing.assert_allclose(pred.asnumpy(), expect, rtol=1e-5)
+
+
 def test_fit_logs_speed_and_checkpoints(tmp_path, caplog):
     X = np.random.RandomState(0).randn(40, 3).astype('float32')
     it = mx.io.NDArrayIter(X, (X[:, 0] > 0).astype('float32'), batch_size=5)

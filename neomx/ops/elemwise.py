@@ -31,13 +31,33 @@ def broadcast_shape(op, a, b):
     return tuple(out)
 
 
+def partial_broadcast_shape(a, b, unknown):
+    """The broadcast of two shapes some of whose dimensions are ``unknown`` (0, or -1 under
+    NumPy shape semantics), as MXNet's partial inference gives it: a dimension is unknown
+    where the two differ and one is unknown (a 1 against an unknown one too)."""
+    n = max(len(a), len(b))
+    a2 = (1,) * (n - len(a)) + tuple(a)
+    b2 = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a2, b2):
+        if x == y:
+            out.append(x)
+        elif x == unknown or y == unknown:
+            out.append(unknown)
+        elif x == 1 or y == 1:
+            out.append(y if x == 1 else x)
+        else:
+            raise ShapeError("shapes %s and %s cannot be broadcast together" % (tuple(a), tuple(b)))
+    return tuple(out)
+
+
 def _same_dtype(op, dtypes):
     if dtypes[0] != dtypes[1]:
         raise ShapeError("inputs have different dtypes %s and %s; cast one with astype first"
                          % (dtypes[0], dtypes[1]))
 
 
-def _broadcast_rule(attrs, shapes, dtypes):
+def broadcast_rule(attrs, shapes, dtypes):
     _same_dtype(None, dtypes)
     return (broadcast_shape(None, shapes[0], shapes[1]),), (dtypes[0],)
 
@@ -129,7 +149,7 @@ def _register_binary(name, f, elem_aliases):
     bk.__doc__ = "Elementwise %s of two arrays with broadcasting." % name
     bk.on_floats = f
     aliases = {'add': ('broadcast_plus',), 'sub': ('broadcast_minus',)}.get(name, ())
-    register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=_broadcast_rule, infer_attrs=(),
+    register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=broadcast_rule, infer_attrs=(),
              aliases=aliases)(bk)
 
     def ek(lhs, rhs):
@@ -149,7 +169,7 @@ def _register_compare(name, f):
     def bk(lhs, rhs):
         return f(lhs, rhs).to(lhs.dtype)
     bk.__doc__ = "Elementwise ``%s`` with broadcasting: 1 where true, 0 elsewhere." % name
-    register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=_broadcast_rule, infer_attrs=())(bk)
+    register('broadcast_' + name, inputs=('lhs', 'rhs'), infer=broadcast_rule, infer_attrs=())(bk)
 
     def ek(lhs, rhs):
         return f(lhs, rhs).to(lhs.dtype)

@@ -570,11 +570,11 @@ def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
 
     ``group2ctx`` places the arrays of variables made under ``AttrScope(ctx_group=g)`` on
     ``group2ctx[g]`` (the computation runs on ``ctx``). ``shared_exec``: the arguments named in
-    ``shared_arg_names`` (and their gradients) are that executor's arrays when the shapes
-    agree. ``shared_buffer``: a dict of the other arguments by name, used when the shape
-    agrees and updated with the arrays made here (Module's executor groups share their data
-    arrays so). Arguments get the storage type of ``stype_dict`` or of their variable's
-    ``stype`` (kept dense; see ``nd.sparse``).
+    ``shared_arg_names`` (and their gradients) and the auxiliary states are that executor's
+    arrays when the shapes agree. ``shared_buffer``: a dict of the other arguments by name,
+    used when the shape agrees and updated with the arrays made here (Module's executor groups
+    share their data arrays so). Arguments get the storage type of ``stype_dict`` or of their
+    variable's ``stype`` (kept dense; see ``nd.sparse``).
     """
     from ..ndarray import zeros
     # as MXNet: only tuples are shapes; other keyword arguments are passed over
@@ -625,7 +625,12 @@ def simple_bind(symbol, ctx, grad_req, type_dict, shapes, group2ctx=None,
             g = zeros(s, c, t, stype=grad_stypes.get(nm))
         args.append(a)
         grads.append(g if reqs[nm] != 'null' else None)
-    aux = [zeros(s, c, t) for s, t, c in zip(aux_s, aux_t, aux_ctx)]
+    # auxiliary states (BatchNorm's moving statistics) are the shared executor's, as MXNet
+    # shares them: what one bucket's training updates, another bucket predicts with
+    shared_aux = shared_exec.aux_dict if shared_exec is not None else {}
+    aux = [reuse(shared_aux, n.name, s, t, c) for n, s, t, c in
+           zip(graph.auxiliary(), aux_s, aux_t, aux_ctx)]
+    aux = [zeros(s, c, t) if a is None else a for a, s, t, c in zip(aux, aux_s, aux_t, aux_ctx)]
     ex = Executor(symbol, ctx, args, grads, [reqs[nm] for nm in arg_names], aux)
     ex.outputs = _output_arrays(symbol, ctx, shapes, type_dict)
     return ex

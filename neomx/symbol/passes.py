@@ -19,6 +19,7 @@ import torch
 
 from ..base import MXNetError, dtype_name
 from ..ops import amp as amp_table
+from ..ops.elemwise import broadcast_rule, partial_broadcast_shape
 from ..ops.registry import ShapeError
 from ..util import is_np_shape
 from . import amp
@@ -321,6 +322,10 @@ def _infer_node(node, S, D, res):
             in_s[1] = _merge(node.name, b, a)
         elif known(b) and not known(a):
             in_s[0] = _merge(node.name, a, b)
+        elif a and not b:       # an input of unknown rank takes what the other knows
+            in_s[1] = tuple(a)
+        elif b and not a:
+            in_s[0] = tuple(b)
     for (src, k), s in zip(ins, in_s):
         if s is None:
             continue
@@ -374,6 +379,14 @@ def _probe(node, in_s, in_d):
     if (not in_s or any(s is None or len(s) == 0 for s in in_s)
             or node.op.name in _NEEDS_KNOWN_INPUTS):
         return None
+    if getattr(node.op, '_infer', None) is broadcast_rule:
+        # a probe gives an unknown dimension one size everywhere, which may not broadcast
+        # against a known one: the rule itself says what is known
+        try:
+            out = partial_broadcast_shape(in_s[0], in_s[1], -1 if is_np_shape() else 0)
+        except ShapeError as e:
+            raise MXNetError("Error in operator %s: %s" % (node.name, e)) from None
+        return None if known(out) else [out]
     full_d = kernel_args(node, [d or 'float32' for d in in_d])
     runs = []
     for size in (7, 11):
