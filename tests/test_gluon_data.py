@@ -268,6 +268,47 @@ def test_dataloader_pin_memory_and_auto_reload():
     assert len(list(loader)) == 2
 
 
+
+def _scaled_worker_fn(samples, scale, batchify_fn):
+    from neomx.gluon.data import dataloader
+    batch = batchify_fn([dataloader._worker_dataset[i] * scale for i in samples])
+    return pickle.dumps(batch)
+
+
+def test_multi_worker_iter_takes_mxnets_arguments():
+    # code built on MXNet subclasses the loader's private _MultiWorkerIter with a process pool
+    # of its own (MXNet's arguments and members), and reads the loader's _pin_memory
+    import multiprocessing
+    from neomx.gluon.data import dataloader
+
+    class Scaled(dataloader._MultiWorkerIter):
+        def _push_next(self):
+            r = next(self._iter, None)
+            if r is not None:
+                self._data_buffer[self._sent_idx] = self._worker_pool.apply_async(
+                    self._worker_fn, (r, 10, self._batchify_fn))
+                self._sent_idx += 1
+
+    ds = gdata.SimpleDataset([nd.ones((2,)) * i for i in range(7)])
+    loader = gdata.DataLoader(ds, batch_size=3, pin_memory=True, pin_device_id=0)
+    assert loader._pin_memory is True and loader._pin_device_id == 0
+    pool = multiprocessing.get_context('fork').Pool(
+        2, initializer=dataloader._worker_initializer, initargs=[ds])
+    try:
+        it = dataloader._MultiWorkerIter(pool, loader._batchify_fn, loader._batch_sampler,
+                                         pin_memory=loader._pin_memory, prefetch=2)
+        batches = list(it)
+        assert [b.shape for b in batches] == [(3, 2), (3, 2), (1, 2)]
+        assert batches[0].context == mx.cpu_pinned(0)
+        assert np.concatenate([b.asnumpy() for b in batches])[:, 0].tolist() == list(range(7))
+        it = Scaled(pool, loader._batchify_fn, loader._batch_sampler,
+                    worker_fn=_scaled_worker_fn)
+        assert len(it) == 3
+        assert [b.asnumpy()[:, 1].tolist() for b in it] == [[0, 10, 20], [30, 40, 50], [60]]
+    finally:
+        pool.terminate()
+
+
 # -- vision datasets ------------------------------------------------------------------------
 
 def _write_idx(path, array, compress=True):

@@ -27,6 +27,7 @@ import threading
 import time
 import traceback
 import weakref
+from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 import torch
@@ -392,21 +393,54 @@ class _WorkerPool:
         self._finalizer()
 
 
-class _MultiWorkerIter:
-    """One pass over the batches, made by worker processes (or threads), returned in order."""
+_worker_dataset = None
 
-    def __init__(self, loader):
-        self._loader = loader
-        self._pool = loader._worker_pool
-        self._batchify_fn = loader._batchify_fn
-        self._batch_sampler = loader._batch_sampler
-        self._threads = loader._thread_pool
-        self._serial = None if self._threads else self._pool.new_pass()
-        self._buffer = {}
+
+def _worker_initializer(dataset, active_shape=False, active_array=False):
+    """MXNet's initializer of a ``multiprocessing.Pool``'s workers: keeps the dataset for
+    ``_worker_fn`` and takes the creator's NumPy semantics."""
+    global _worker_dataset
+    _worker_dataset = dataset
+    set_np(shape=active_shape, array=active_array)
+
+
+def _worker_fn(samples, batchify_fn, dataset=None):
+    """MXNet's worker function for a process pool (``apply_async``): one batch of the samples
+    of ``dataset`` (the one ``_worker_initializer`` kept), pickled with ``ForkingPickler``."""
+    batch = batchify_fn([(_worker_dataset if dataset is None else dataset)[i]
+                         for i in samples])
+    return bytes(ForkingPickler.dumps(batch))
+
+
+class _MultiWorkerIter:
+    """One pass over the batches, made by worker processes (or threads), returned in order.
+
+    The arguments and members are MXNet 1.9's, which code built on MXNet subclasses:
+    ``worker_pool`` is the loader's own pool, or any pool with ``apply_async`` (a
+    ``multiprocessing.Pool``), which runs ``worker_fn(samples, batchify_fn, dataset)``;
+    without ``dataset`` its results are pickled bytes (``_worker_fn``'s). Batches asked of it
+    wait in ``_data_buffer`` by number; ``_push_next`` asks for the next one."""
+
+    def __init__(self, worker_pool, batchify_fn, batch_sampler, pin_memory=False,
+                 pin_device_id=0, worker_fn=_worker_fn, prefetch=0, dataset=None,
+                 data_loader=None, timeout=120):
+        self._worker_pool = worker_pool
+        self._batchify_fn = batchify_fn
+        self._batch_sampler = batch_sampler
+        self._data_buffer = {}
         self._rcvd_idx = 0
         self._sent_idx = 0
         self._iter = iter(self._batch_sampler)
-        for _ in range(loader._prefetch):
+        self._worker_fn = worker_fn
+        self._pin_memory = pin_memory
+        self._pin_device_id = pin_device_id
+        self._dataset = dataset
+        self._data_loader = data_loader
+        self._timeout = timeout
+        # the loader's own processes (their pipes) serve passes told apart by a serial number
+        own = isinstance(worker_pool, _WorkerPool)
+        self._serial = worker_pool.new_pass() if own else None
+        for _ in range(prefetch):
             self._push_next()
 
     def __len__(self):
@@ -416,38 +450,40 @@ class _MultiWorkerIter:
         r = next(self._iter, None)
         if r is None:
             return
-        if self._threads:
-            job = self._pool.apply_async(_thread_worker_fn,
-                                         (r, self._batchify_fn, self._loader._dataset))
+        if self._serial is not None:
+            job = self._worker_pool.submit((self._serial, self._sent_idx), r)
         else:
-            job = self._pool.submit((self._serial, self._sent_idx), r)
-        self._buffer[self._sent_idx] = job
+            job = self._worker_pool.apply_async(self._worker_fn,
+                                                (r, self._batchify_fn, self._dataset))
+        self._data_buffer[self._sent_idx] = job
         self._sent_idx += 1
 
     def __next__(self):
         self._push_next()
         if self._rcvd_idx == self._sent_idx:
             raise StopIteration
-        job = self._buffer.pop(self._rcvd_idx)
-        timeout = self._loader._timeout
-        if self._threads:
+        job = self._data_buffer.pop(self._rcvd_idx)
+        pin = cpu_pinned(self._pin_device_id) if self._pin_memory else None
+        if self._serial is not None:
+            ok, batch = self._worker_pool.get(job, (self._serial, self._rcvd_idx),
+                                              self._timeout)
+            if not ok:
+                exc, text = batch
+                raise exc from _WorkerTraceback(text)
+            batch = _from_host(batch, pin)
+        else:
             try:
-                batch = job.get(timeout)
+                batch = job.get(self._timeout)
             except multiprocessing.TimeoutError:
                 raise DataLoaderTimeout(
                     "DataLoader: a worker took more than timeout=%s seconds to make batch %d. "
                     "A slow dataset or transform needs a larger timeout=."
-                    % (timeout, self._rcvd_idx)) from None
-        else:
-            ok, batch = self._pool.get(job, (self._serial, self._rcvd_idx), timeout)
-            if not ok:
-                exc, text = batch
-                raise exc from _WorkerTraceback(text)
+                    % (self._timeout, self._rcvd_idx)) from None
+            if self._dataset is None:       # a process pool's pickled batch
+                batch = pickle.loads(batch)
+            if pin is not None:
+                batch = _as_in_context(batch, pin)
         self._rcvd_idx += 1
-        if not self._threads:
-            batch = _from_host(batch, self._loader._pin_ctx)
-        elif self._loader._pin_ctx is not None:
-            batch = _as_in_context(batch, self._loader._pin_ctx)
         return batch
 
     next = __next__
@@ -456,9 +492,9 @@ class _MultiWorkerIter:
         return self
 
     def __del__(self):
-        if self._serial is not None:
+        if getattr(self, '_serial', None) is not None:
             try:
-                self._pool.end_pass(self._serial)
+                self._worker_pool.end_pass(self._serial)
             except Exception:   # at interpreter exit
                 pass
 
@@ -495,6 +531,8 @@ class DataLoader:
                  num_workers=0, pin_memory=False, pin_device_id=0,
                  prefetch=None, thread_pool=False, timeout=120, auto_reload=False):
         self._dataset = dataset
+        self._pin_memory = pin_memory
+        self._pin_device_id = pin_device_id
         self._pin_ctx = cpu_pinned(pin_device_id) if pin_memory else None
         self._thread_pool = thread_pool
         if not timeout > 0:
@@ -540,7 +578,12 @@ class DataLoader:
             return self._same_process_iter()
         if getattr(self._worker_pool, 'broken', None) is not None:     # a worker died
             self._worker_pool = self._start_pool()
-        return _MultiWorkerIter(self)
+        threads = self._thread_pool
+        return _MultiWorkerIter(
+            self._worker_pool, self._batchify_fn, self._batch_sampler,
+            pin_memory=self._pin_memory, pin_device_id=self._pin_device_id,
+            worker_fn=_thread_worker_fn if threads else _worker_fn, prefetch=self._prefetch,
+            dataset=self._dataset if threads else None, data_loader=self, timeout=self._timeout)
 
     def _same_process_iter(self):
         dataset, batchify_fn, pin = self._dataset, self._batchify_fn, self._pin_ctx
@@ -586,7 +629,6 @@ class DataLoader:
 import sys  # noqa: E402,F401
 from multiprocessing.pool import ThreadPool  # noqa: E402,F401
 from multiprocessing.queues import Queue as _MPQueue, SimpleQueue as _MPSimpleQueue  # noqa: E402
-from multiprocessing.reduction import ForkingPickler  # noqa: E402
 
 from ... import context, io  # noqa: E402,F401
 
