@@ -71,6 +71,16 @@ out['roi_align'] = grads(lambda d: C.ROIAlign(d, scaled(2), pooled_size=(2, 3), 
 out['roi_align_adaptive'] = [C.ROIAlign(feat, rois, pooled_size=(2, 2), spatial_scale=1.0)]
 out['roi_align_ps'] = [C.ROIAlign(feat, rois, pooled_size=(2, 2), spatial_scale=1.0,
                                   position_sensitive=True)]
+# many regions over two images, some partly or wholly outside the map, of every size
+corners = rs.uniform(-6, 18, (40, 4))
+regions = mx.nd.array(np.concatenate([rs.randint(0, 2, (40, 1)),
+                                      np.minimum(corners[:, :2], corners[:, 2:]),
+                                      np.maximum(corners[:, :2], corners[:, 2:])], 1))
+for aligned in (False, True):
+    for ratio in (-1, 3):
+        out['roi_align_many_%s_%d' % (aligned, ratio)] = grads(lambda d: C.ROIAlign(
+            d, regions, pooled_size=(3, 4), spatial_scale=0.8, sample_ratio=ratio,
+            aligned=aligned), arr(2, 5, 12, 15, lo=-1))
 rrois = mx.nd.array([[0, 4, 4, 5, 3, 30], [1, 3.5, 5, 4, 6, -70]])
 out['rroi_align'] = [C.RROIAlign(feat, rrois, pooled_size=(2, 3), spatial_scale=1.0)]
 out['psroi_pooling'] = [C.PSROIPooling(feat, scaled(4), spatial_scale=0.25, output_dim=1,

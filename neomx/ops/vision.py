@@ -17,12 +17,10 @@ from .nn import BoolOrNone
 from .registry import Bool, Enum, Float, Int, ShapeError, Shape, register
 
 
-def _bilinear(img, y, x, batch=None):
+def _bilinear(img, y, x):
     """``img`` (C, H, W) sampled at the points ``y``, ``x`` (any equal shapes) with MXNet's
     ROIAlign interpolation: points beyond one pixel outside the map give 0, the others are
-    clamped to it. With ``batch`` (one image index per row of ``y`` and ``x``), ``img`` is
-    (N, C, H, W) and the result (rows, ..., C), channels last, holds each row's points in its
-    image."""
+    clamped to it."""
     h, w = img.shape[-2:]
     outside = (y < -1.0) | (y > h) | (x < -1.0) | (x > w)
     y = y.clamp(min=0)
@@ -39,15 +37,9 @@ def _bilinear(img, y, x, batch=None):
     x1 = torch.where(xlast, x0, x0 + 1)
     ly, lx = y - y0, x - x0
     hy, hx = 1 - ly, 1 - lx
-    if batch is None:
-        val = (hy * hx * img[:, y0, x0] + hy * lx * img[:, y0, x1] +
-               ly * hx * img[:, y1, x0] + ly * lx * img[:, y1, x1])
-        return torch.where(outside, torch.zeros_like(val), val)
-    # channels last while gathering: img[b, :, y, x] is (rows, ..., C)
-    b = batch.reshape((-1,) + (1,) * (y.dim() - 1))
-    val = ((hy * hx)[..., None] * img[b, :, y0, x0] + (hy * lx)[..., None] * img[b, :, y0, x1] +
-           (ly * hx)[..., None] * img[b, :, y1, x0] + (ly * lx)[..., None] * img[b, :, y1, x1])
-    return torch.where(outside[..., None], torch.zeros_like(val), val)
+    val = (hy * hx * img[:, y0, x0] + hy * lx * img[:, y0, x1] +
+           ly * hx * img[:, y1, x0] + ly * lx * img[:, y1, x1])
+    return torch.where(outside, torch.zeros_like(val), val)
 
 
 def _check_rois(op, data, rois, width):
@@ -117,13 +109,42 @@ def _grid_counts(roi_h, roi_w, ph_n, pw_n, ratio):
     return max(int(math.ceil(roi_h / ph_n)), 1), max(int(math.ceil(roi_w / pw_n)), 1)
 
 
+def _axis_weights(start, bin_size, grid, bins, size):
+    """ROIAlign's sampling along one axis as a matrix: (regions, bins, size), the weight of
+    each feature-map row (or column) in each bin's average over its ``grid`` samples
+    (per region), with MXNet's interpolation: a sample beyond one pixel outside the map
+    counts 0, the others are clamped to it. Bilinear sampling is the product of the two
+    axes' weights, so a region's bins are ``Ay @ feature @ Ax^T``."""
+    num, dev, dt = start.shape[0], start.device, start.dtype
+    g_max = int(grid.max())
+    s = torch.arange(g_max, device=dev)
+    p = torch.arange(bins, device=dev)
+    # pos = start + p * bin + (s + .5) * bin / grid, in that order, as MXNet's kernel has it
+    pos = ((start[:, None, None] + p[None, :, None].to(dt) * bin_size[:, None, None]) +
+           (s[None, None, :].to(dt) + 0.5) * bin_size[:, None, None] / grid[:, None, None].to(dt))
+    used = (s[None, None, :] < grid[:, None, None]) & (pos >= -1.0) & (pos <= size)
+    pos = pos.clamp(min=0)
+    lo = pos.floor().long()
+    last = lo >= size - 1
+    lo = torch.where(last, torch.full_like(lo, size - 1), lo)
+    pos = torch.where(last, lo.to(dt), pos)
+    hi = torch.where(last, lo, lo + 1)
+    frac = pos - lo
+    scale = used.to(dt) / grid[:, None, None].to(dt)
+    weights = torch.zeros((num, bins, size), dtype=dt, device=dev)
+    weights.scatter_add_(2, torch.cat([lo, hi], dim=2),
+                         torch.cat([(1 - frac) * scale, frac * scale], dim=2))
+    return weights
+
+
 def _roi_align(data, rois, pooled_size=(), spatial_scale=1.0, sample_ratio=-1,
                position_sensitive=False, aligned=False):
     """The average of bilinear samples on a regular grid in each bin of each region
     (``sample_ratio`` samples per bin side, or as many as the bin is wide); with
     ``position_sensitive``, bin (i, j) of output channel c reads input channel
-    ``(c * ph + i) * pw + j``. Regions with the same number of samples per bin are sampled
-    together, in chunks of bounded size."""
+    ``(c * ph + i) * pw + j``. The sampling is separable: each region's bins are two matrix
+    products with its rows' and columns' weights (``_axis_weights``), over the band of rows
+    its chunk of regions covers."""
     _check_rois('ROIAlign', data, rois, 5)
     ph_n, pw_n = _pooled(pooled_size)
     n, c, h, w = data.shape
@@ -147,33 +168,37 @@ def _roi_align(data, rois, pooled_size=(), spatial_scale=1.0, sample_ratio=-1,
     else:
         gh = torch.ceil(rh / ph_n).long().clamp(min=1)
         gw = torch.ceil(rw / pw_n).long().clamp(min=1)
+    wy = _axis_weights(y1, bh, gh, ph_n, h)        # (num, ph, h)
+    wx = _axis_weights(x1, bw, gw, pw_n, w)        # (num, pw, w)
     batch = box[:, 0].long()
-    out = data.new_empty((num, c, ph_n, pw_n))
-    keys = torch.stack([gh, gw], dim=1)
-    for key in torch.unique(keys, dim=0).tolist():
-        sel = ((keys[:, 0] == key[0]) & (keys[:, 1] == key[1])).nonzero().flatten()
-        g_h, g_w = key
-        per_roi = c * ph_n * g_h * pw_n * g_w
-        step = max(1, (1 << 23) // per_roi)
-        iy = torch.arange(ph_n * g_h, device=dev)
-        ix = torch.arange(pw_n * g_w, device=dev)
+    outs, order = [], []
+    for b in torch.unique(batch).tolist():
+        sel = (batch == b).nonzero().flatten()
+        img = data[b].permute(1, 0, 2).contiguous()     # (h, c, w): a band of rows is a view
+        step = max(1, (1 << 24) // (ph_n * c * w))     # bounds the (k, ph, c, w) product
         for part in sel.split(step):
-            # y = y1 + ph * bin_h + (iy + .5) * bin_h / grid_h, in that order
-            ys = (y1[part, None] + (iy // g_h).to(dt) * bh[part, None]) + \
-                ((iy % g_h).to(dt) + 0.5) * bh[part, None] / g_h
-            xs = (x1[part, None] + (ix // g_w).to(dt) * bw[part, None]) + \
-                ((ix % g_w).to(dt) + 0.5) * bw[part, None] / g_w
+            ay = wy[part]
             k = len(part)
-            yy = ys[:, :, None].expand(k, ys.shape[1], xs.shape[1])
-            xx = xs[:, None, :].expand(k, ys.shape[1], xs.shape[1])
-            val = _bilinear(data, yy, xx, batch[part])       # (k, ph * gh, pw * gw, c)
-            out[part] = val.reshape(k, ph_n, g_h, pw_n, g_w, c).mean(dim=(2, 4)).permute(
-                0, 3, 1, 2)
+            rows = ay.any(dim=1).any(dim=0).nonzero().flatten()     # the rows any region reads
+            if len(rows) == 0:
+                outs.append(data.new_zeros((k, c, ph_n, pw_n)))
+                order.append(part)
+                continue
+            r0, r1 = int(rows[0]), int(rows[-1]) + 1
+            t = torch.matmul(ay[:, :, r0:r1].reshape(k * ph_n, r1 - r0),
+                             img[r0:r1].reshape(r1 - r0, c * w))
+            o = torch.matmul(t.reshape(k, ph_n * c, w), wx[part].transpose(1, 2))
+            outs.append(o.reshape(k, ph_n, c, pw_n).permute(0, 2, 1, 3))
+            order.append(part)
+    out = torch.cat(outs)
+    idx = torch.cat(order)
+    if not bool((idx == torch.arange(num, device=dev)).all()):
+        out = out[torch.argsort(idx)]
     if position_sensitive:
         idx = torch.arange(c_out * ph_n * pw_n, device=dev).reshape(c_out, ph_n * pw_n)
         out = out.reshape(num, c, ph_n * pw_n)[:, idx, torch.arange(ph_n * pw_n, device=dev)]
         out = out.reshape(num, c_out, ph_n, pw_n)
-    return out
+    return out.contiguous()
 
 
 register('_contrib_ROIAlign', inputs=('data', 'rois'), heavy=True,
