@@ -663,6 +663,12 @@ for name, a, b in cases:
     y = mx.sym.var('y') if b is None else mx.sym.var('y', shape=b)
     args, outs, _ = getattr(mx.sym, name)(x, y).infer_shape_partial()
     got.append((args, outs))
+x = mx.sym.var('x', shape=(0, 5))
+for codes in [(-1, 3, 5), (-1, 3), (-1,), (0, -1), (-1, 5), (-2, 1)]:
+    got.append(mx.sym.reshape(x, shape=codes).infer_shape_partial()[1])
+for s in (mx.sym.mean(x), mx.sym.sum(x, axis=(0, 1)), mx.sym.broadcast_div(x, mx.sym.mean(x)),
+          mx.sym.sum(x, axis=0)):
+    got.append(s.infer_shape_partial()[1])
 '''
 
 
@@ -670,13 +676,16 @@ def test_partial_shapes_of_binary_operators_as_mxnet(mxnet_ref):
     # a broadcasting operator's output dimension is unknown where the inputs differ and one is
     # unknown (a probe of equal sizes fails against a known one: (0, 4, 2) - (0, 0, 0)); a
     # same-shape operator gives an input of unknown rank the other's partial shape (keras's
-    # loss: square(batchnorm_output - target) is (0, 4, 2), not unknown)
+    # loss: square(batchnorm_output - target) is (0, 4, 2), not unknown); reshape's -1 is
+    # unknown and its other codes kept ((0, 5) to (-1, 3, 5) is (0, 3, 5): a probe of equal
+    # sizes does not divide); a full reduction is (1,)
     ref = eval(mxnet_ref('import mxnet as mx\n' + _PARTIAL_BINARY + 'print(repr(got))\n')
                .strip().splitlines()[-1])
     scope = {'mx': mx}
     exec(_PARTIAL_BINARY, scope)
     assert scope['got'] == ref
     assert ref[0][1] == [(0, 0, 0)] and ref[6][0] == [(0, 4, 2), (0, 4, 2)]
+    assert ref[8] == [(0, 3, 5)] and ref[-4] == [(1,)]
     x, y = mx.sym.var('x', shape=(0, 4)), mx.sym.var('y', shape=(0, 3))
     with pytest.raises(MXNetError, match='broadcast_add.*cannot be broadcast'):
         mx.sym.broadcast_add(x, y, name='broadcast_add').infer_shape_partial()

@@ -715,9 +715,14 @@ class HybridBlock(Block):
         except Exception as e:
             shapes = ', '.join(str(a.shape) for a in
                                _hybrid.flatten(list(args), 'input')[0] if a is not None)
+            # the parameters still waiting for a shape, which the inputs did not give
+            waiting = ', '.join('%s %s' % (p.name, p.shape) for p in self.collect_params().values()
+                                if p._deferred_init and (not p.shape or
+                                                         any(d <= 0 for d in p.shape)))
             raise DeferredShapeError("Deferred initialization failed because shape cannot be "
-                                     "inferred. %s (block %s, input shapes %s)"
-                                     % (e, self.name, shapes)) from e
+                                     "inferred. %s (block %s, %sinput shapes %s)"
+                                     % (e, self.name, 'parameters of unknown shape %s; ' % waiting
+                                        if waiting else '', shapes)) from e
 
     def _finish_deferred_init(self, args):
         """Deferred initialisation, for every call path: the parameter shapes inferred from

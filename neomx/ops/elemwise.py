@@ -51,6 +51,11 @@ def partial_broadcast_shape(a, b, unknown):
     return tuple(out)
 
 
+def partial_broadcast_shapes(attrs, shapes, unknown):
+    """A broadcasting operator's output for inputs with ``unknown`` dimensions."""
+    return (partial_broadcast_shape(shapes[0], shapes[1], unknown),)
+
+
 def _same_dtype(op, dtypes):
     if dtypes[0] != dtypes[1]:
         raise ShapeError("inputs have different dtypes %s and %s; cast one with astype first"

@@ -12,15 +12,17 @@ from ..base import dtype_torch
 from .registry import Axis, Bool, DType, Enum, Float, Int, IntOrNone, ShapeError, Shape, register
 
 
-def infer_reshape(src, target, reverse=False):
+def infer_reshape(src, target, reverse=False, unknown=None):
     """The shape MXNet's Reshape gives ``src`` for ``target``, whose codes are
     0 (copy this dim), -1 (infer), -2 (copy all remaining), -3 (merge two dims),
-    -4 (split a dim into the next two, one of which may be -1)."""
+    -4 (split a dim into the next two, one of which may be -1). Dimensions of ``src`` equal
+    to ``unknown`` (partial inference) are unknown: so is what depends on them."""
     src = tuple(src)
     target = tuple(target)
     if reverse:
-        out = infer_reshape(src[::-1], _reverse_codes(target), False)
+        out = infer_reshape(src[::-1], _reverse_codes(target), False, unknown)
         return out[::-1]
+    partial = unknown is not None and unknown in src
     out = []
     i = 0          # position in src
     j = 0
@@ -47,12 +49,18 @@ def infer_reshape(src, target, reverse=False):
         elif t == -3:
             if i + 1 >= len(src):
                 raise ShapeError("code -3 needs two input dims at position %d of %s" % (i, src))
-            out.append(src[i] * src[i + 1])
+            pair = src[i:i + 2]
+            out.append(unknown if partial and unknown in pair else pair[0] * pair[1])
             i += 2
         elif t == -4:
             if j + 2 >= len(target) or i >= len(src):
                 raise ShapeError("code -4 needs two following dims in %s" % (target,))
             d, a, b = src[i], target[j + 1], target[j + 2]
+            if partial and d == unknown:
+                out.extend([unknown if a == -1 else a, unknown if b == -1 else b])
+                i += 1
+                j += 3
+                continue
             if a == -1:
                 a = d // b if b else 0
             if b == -1:
@@ -65,6 +73,8 @@ def infer_reshape(src, target, reverse=False):
         else:
             raise ShapeError("invalid code %d in target shape %s" % (t, target))
         j += 1
+    if partial:
+        return tuple(unknown if d == -1 else d for d in out)
     total = 1
     for d in src:
         total *= d
@@ -101,20 +111,27 @@ def _reverse_codes(target):
     return tuple(out)
 
 
-def _reshape_to(src, shape, reverse, target_shape, keep_highest):
+def _reshape_to(src, shape, reverse, target_shape, keep_highest, unknown=None):
     if shape or not target_shape:
-        return infer_reshape(src, shape, reverse)
+        return infer_reshape(src, shape, reverse, unknown)
     # the legacy form: 0 in target_shape is the one dimension to infer; keep_highest keeps
     # the first dimension and reshapes the others
     codes = tuple(-1 if d == 0 else d for d in target_shape)
     if keep_highest:
-        return (src[0],) + infer_reshape(tuple(src[1:]), codes, False)
-    return infer_reshape(src, codes, False)
+        return (src[0],) + infer_reshape(tuple(src[1:]), codes, False, unknown)
+    return infer_reshape(src, codes, False, unknown)
 
 
-def _reshape_rule(attrs, shapes, dtypes):
+def reshape_rule(attrs, shapes, dtypes):
     return (_reshape_to(tuple(shapes[0]), attrs['shape'], attrs['reverse'],
                         attrs['target_shape'], attrs['keep_highest']),), (dtypes[0],)
+
+
+def partial_reshape_shapes(attrs, shapes, unknown):
+    """Reshape's output for an input with ``unknown`` dimensions, as MXNet's partial
+    inference gives it: the dimension to infer is unknown, the codes' others are kept."""
+    return (_reshape_to(tuple(shapes[0]), attrs['shape'], attrs['reverse'],
+                        attrs['target_shape'], attrs['keep_highest'], unknown),)
 
 
 def _reshape(data, shape, reverse, target_shape=(), keep_highest=False):
@@ -133,7 +150,7 @@ def _reshape_back(attrs, in_shapes, out_shapes):
     return [tuple(d or prod(out) // rest for d in src)] + list(in_shapes[1:])
 
 
-register('Reshape', aliases=('reshape',), view=True, infer=_reshape_rule,
+register('Reshape', aliases=('reshape',), view=True, infer=reshape_rule,
          back=_reshape_back,
          attrs={'shape': Shape(()), 'reverse': Bool(False), 'target_shape': Shape(()),
                 'keep_highest': Bool(False)})(_reshape)

@@ -19,8 +19,9 @@ import torch
 
 from ..base import MXNetError, dtype_name
 from ..ops import amp as amp_table
-from ..ops.elemwise import broadcast_rule, partial_broadcast_shape
+from ..ops.elemwise import broadcast_rule, partial_broadcast_shapes
 from ..ops.registry import ShapeError
+from ..ops.shape import partial_reshape_shapes, reshape_rule
 from ..util import is_np_shape
 from . import amp
 from .graph import CACHED_OP, Graph, Node, evaluate, held_graphs, input_slots, kernel_args
@@ -375,18 +376,19 @@ def _probe(node, in_s, in_d):
     """Partial output shapes of a node whose inputs have known ranks but unknown (0)
     dimensions, as MXNet's partial inference gives them: the rule is run with the unknown
     dimensions set to two different sizes, and the output dimensions that differ are unknown
-    (0). None when that cannot be said."""
+    (0); a result that does not depend on them (a full reduction's (1,)) is known, as in
+    MXNet. Rules with a partial form (``_PARTIAL_RULES``) say it themselves. None when that
+    cannot be said."""
     if (not in_s or any(s is None or len(s) == 0 for s in in_s)
             or node.op.name in _NEEDS_KNOWN_INPUTS):
         return None
-    if getattr(node.op, '_infer', None) is broadcast_rule:
-        # a probe gives an unknown dimension one size everywhere, which may not broadcast
-        # against a known one: the rule itself says what is known
+    partial = _PARTIAL_RULES.get(getattr(node.op, '_infer', None))
+    if partial is not None:
         try:
-            out = partial_broadcast_shape(in_s[0], in_s[1], -1 if is_np_shape() else 0)
+            out = partial(node.attrs, in_s, -1 if is_np_shape() else 0)
         except ShapeError as e:
             raise MXNetError("Error in operator %s: %s" % (node.name, e)) from None
-        return None if known(out) else [out]
+        return None if all(known(s) for s in out) else [tuple(s) for s in out]
     full_d = kernel_args(node, [d or 'float32' for d in in_d])
     runs = []
     for size in (7, 11):
@@ -405,14 +407,14 @@ def _probe(node, in_s, in_d):
         for i, d in enumerate(in_s[0]):     # bounds make it look fixed)
             if d <= 0 and i < len(out[0]):
                 out[0][i] = 0
-    if all(known(s) for s in out):
-        # a result that does not depend on the unknown dimensions (a full reduction): left
-        # to the complete inference, whose errors name the parameter to give a shape to
-        return None
     return [tuple(s) for s in out]
 
 
 _SLICES = ('slice', 'slice_axis')
+# Shape rules with a partial form, where a probe giving an unknown dimension one size
+# everywhere fails or says too much (it does not broadcast against a known one, it does not
+# divide a reshape's known sizes): the form says what is known, as MXNet's rule does.
+_PARTIAL_RULES = {broadcast_rule: partial_broadcast_shapes, reshape_rule: partial_reshape_shapes}
 # Operators whose output MXNet leaves unknown until every input shape is known.
 _NEEDS_KNOWN_INPUTS = ('where',)
 
