@@ -17,6 +17,7 @@ from . import ndarray as nd
 from . import _capi  # noqa: F401  (mxnet.base._LIB)
 from . import autograd
 from . import random
+from . import random as rnd
 from . import symbol
 from . import symbol as sym
 from .symbol import AttrScope
@@ -43,8 +44,8 @@ from . import monitor as mon
 from . import test_utils
 from . import util, runtime
 from . import operator
-from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np_array,
-                   use_np_shape)
+from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np,
+                   use_np_array, use_np_shape)
 from . import rnn
 from .symbol import onnx
 from . import visualization
@@ -52,13 +53,13 @@ from . import visualization as viz
 from . import library
 
 __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context', 'num_gpus',
-           'engine', 'ndarray', 'nd', 'autograd', 'random', 'context', 'base', 'test_utils',
+           'engine', 'ndarray', 'nd', 'autograd', 'random', 'rnd', 'context', 'base', 'test_utils',
            'symbol', 'sym', 'profiler', 'optimizer', 'lr_scheduler', 'kvstore', 'kv', 'metric',
            'initializer', 'init', 'gluon', 'io', 'model', 'callback', 'monitor', 'mon',
            'module', 'mod', 'rnn', 'onnx', 'util', 'runtime', 'operator', 'is_np_array',
-           'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np_array', 'use_np_shape',
-           'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img', 'contrib',
-           'visualization', 'viz', 'library', '__version__']
+           'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np', 'use_np_array',
+           'use_np_shape', 'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img',
+           'contrib', 'visualization', 'viz', 'library', '__version__']
 
 
 def _freeze_import_garbage():

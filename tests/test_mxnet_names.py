@@ -243,3 +243,28 @@ except NotImplementedError:
     with contextlib.redirect_stdout(out):
         exec(code.replace('mxnet', 'neomx'), {})
     assert out.getvalue() == want
+
+
+def test_ndarray_module_functions_and_rnd(mxnet_ref):
+    # MXNet's ndarray/ndarray.py holds the array functions beside the class; GluonTS passes the
+    # module itself as a loss's F (F.maximum). mx.rnd is mx.random, mx.use_np util.use_np.
+    from neomx.ndarray import ndarray
+    assert ndarray.maximum is mx.nd.maximum and ndarray.zeros is mx.nd.zeros
+    assert mx.rnd is mx.random and mx.use_np is util.use_np
+    with pytest.raises(AttributeError, match="'neomx.ndarray.ndarray' has no attribute 'abs'"):
+        ndarray.abs        # an operator, not one of the module's functions (as in MXNet)
+    code = '''
+import mxnet as mx
+F = mx.nd.ndarray
+mx.rnd.seed(seed_state=3)     # the generators differ: only that it is there and takes this
+x = mx.nd.array([[0.5, -1, 3], [-2, 0.25, 4]])
+print(F.maximum(x, 0).asnumpy().tolist(), F.minimum(2, x).asnumpy().tolist())
+print(F.power(F.ones((2,)), 3).asnumpy().tolist(), F.moveaxis(x, 0, 1).shape)
+print(F.concatenate([x, x], axis=1).shape, F.onehot_encode(mx.nd.array([1, 0]), F.zeros((2, 3))))
+print(hasattr(F, 'abs'), hasattr(mx, 'rnd'), hasattr(mx, 'use_np'))
+'''
+    want = mxnet_ref(code)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(code.replace('mxnet', 'neomx'), {})
+    assert out.getvalue() == want

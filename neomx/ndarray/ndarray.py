@@ -1062,3 +1062,13 @@ def _fast_call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
     """The fast path of tiny operations, ``fastpath.call``, which installs itself here when
     it is imported (it builds on this module); None (not taken) until then."""
     return None
+
+
+def __getattr__(name):
+    # MXNet's ndarray/ndarray.py holds the array functions (nd.maximum, nd.zeros, nd.concatenate,
+    # ...) beside the class, and code passes the module itself as a hybrid_forward's F (GluonTS:
+    # QuantileLoss's F=nd.ndarray). Here they live in creation.py, which builds on this module.
+    from . import creation
+    if name in creation.__all__:
+        return getattr(creation, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
