@@ -1,5 +1,7 @@
 """Neural-network operators: forward against torch/NumPy references and gradients against
 numeric ones (check_op), then a differential run of the same calls under real MXNet 1.9.1."""
+import contextlib
+import io
 import os
 import textwrap
 
@@ -369,6 +371,38 @@ def test_leaky_relu(ctx, act):
             'gelu': lambda x: tF.gelu(_t(x)).numpy()}
     check_op(lambda x: nd.LeakyReLU(x, act_type=act, slope=0.3), refs[act], [x], ctx)
 
+
+
+def test_elu_selu_gradient_at_large_inputs(mxnet_ref):
+    # the exponential branch, not taken above 0, must not overflow into the gradient: MXNet's
+    # is 1 at x = 100, not NaN (GluonTS's temporal fusion transformer trains to NaN weights
+    # within a batch otherwise)
+    code = """
+import mxnet as mx
+x = mx.nd.array([-100., -2., -0.5, 0.5, 2., 90., 100., 1e4])
+x.attach_grad()
+with mx.autograd.record():
+    y = mx.nd.LeakyReLU(x, act_type='elu', slope=0.3)
+y.backward()
+print(y.asnumpy().round(4).tolist(), x.grad.asnumpy().round(4).tolist())
+"""
+    want = mxnet_ref(code)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(code.replace('mxnet', 'neomx'), {})
+    assert out.getvalue() == want
+    # selu: MXNet 1.9.1's gradient below 0 leaves out a factor lambda (its -0.0891 at x = -100
+    # is lambda * (y + alpha) of the output y); this is the derivative, torch's
+    xs = [-100., -2., -0.5, 0.5, 2., 90., 100., 1e4]
+    x = nd.array(xs)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.LeakyReLU(x, act_type='selu')
+    y.backward()
+    t = torch.tensor(xs, requires_grad=True)
+    tF.selu(t).sum().backward()
+    np.testing.assert_allclose(y.asnumpy(), tF.selu(t).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), t.grad.numpy(), rtol=1e-6, atol=1e-30)
 
 def test_prelu_and_rrelu(ctx):
     x = rs.randn(2, 3, 2)

@@ -605,10 +605,13 @@ def _leaky_relu(data, gamma=None, act_type='leaky', slope=0.25, lower_bound=0.12
             # MXNet aligns a gamma of several axes with data's leading axes
             gamma = gamma.reshape(tuple(gamma.shape) + (1,) * (data.dim() - gamma.dim()))
         return torch.where(data > 0, data, gamma * data)
+    # elu, selu: the exponential branch is taken of x clamped to <= 0; of x itself, a large x
+    # overflows it to inf, and where's zero gradient times exp's inf makes the gradient NaN
     if act_type == 'elu':
-        return torch.where(data > 0, data, slope * torch.expm1(data))
+        return torch.where(data > 0, data, slope * torch.expm1(data.clamp(max=0)))
     if act_type == 'selu':
-        return _SELU_LAMBDA * torch.where(data > 0, data, _SELU_ALPHA * torch.expm1(data))
+        return _SELU_LAMBDA * torch.where(data > 0, data,
+                                          _SELU_ALPHA * torch.expm1(data.clamp(max=0)))
     if act_type == 'gelu':
         return F.gelu(data)
     if act_type == 'rrelu':
