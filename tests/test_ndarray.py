@@ -564,3 +564,22 @@ def test_context_names_mxnets_class_and_pickles_without_the_alias():
     r = subprocess.run([sys.executable, '-c', code], input=pickle.dumps(mx.cpu(1)),
                        capture_output=True, timeout=120)
     assert r.stdout.decode().split() == ['cpu(1)', 'False'], r.stderr.decode()[-500:]
+
+
+def test_array_wraps_python_ints_outside_the_dtype(mxnet_ref):
+    # MXNet 1.9.1 (NumPy < 2) wraps them as C does; NumPy 2's np.array refuses them. GluonTS's
+    # serialization tests build mx.nd.array([[1, 2, 3], [-1, -2, 0]], dtype=np.uint8).
+    code = '''
+import mxnet as mx, numpy as np
+print(mx.nd.array([[1, 2, 3], [-1, -2, 0]], dtype=np.uint8).asnumpy().tolist())
+print(mx.nd.array([300, -129, 5], dtype='int8').asnumpy().tolist())
+print(mx.nd.array([2**40, -1], dtype='int32').asnumpy().tolist())
+print(mx.nd.array([-1.0, 2.5], dtype='uint8').asnumpy().tolist())
+'''
+    want = mxnet_ref(code)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(code.replace('mxnet', 'neomx'), {})
+    assert out.getvalue() == want
+    with pytest.raises(mx.MXNetError, match="array: cannot convert list to an array of int8"):
+        nd.array([2**70], dtype='int8')

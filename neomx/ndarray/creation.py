@@ -68,8 +68,13 @@ def array(source_array, ctx=None, dtype=None):
         source_array = source_array.detach().cpu().numpy()
     name = dtype_name(dtype) if dtype is not None else 'float32'
     try:
-        a = np.array(source_array, dtype=_NP.get(name, np.float32))
-    except (TypeError, ValueError) as e:
+        try:
+            a = np.array(source_array, dtype=_NP.get(name, np.float32))
+        except OverflowError:
+            # a Python int outside the dtype's range: MXNet 1.9.1 (on NumPy < 2) wraps it,
+            # nd.array([-1], dtype='uint8') is [255]; NumPy 2 refuses it in np.array
+            a = np.array(source_array).astype(_NP.get(name, np.float32))
+    except (TypeError, ValueError, OverflowError) as e:
         raise MXNetError("array: cannot convert %s to an array of %s: %s"
                          % (type(source_array).__name__, name, e)) from None
     # MXNet keeps a 0-d source 0-d (np.ascontiguousarray would make it 1-d).
