@@ -9,7 +9,7 @@ import numpy as np
 
 from ..base import MXNetError, _as_list, flatten, regroup
 from ..ops import registry as _registry
-from .gen import nd_function as _nd_function
+from .ndarray import _op as _nd_op
 
 __all__ = ['foreach', 'while_loop', 'cond', 'boolean_mask', 'isnan', 'isinf', 'isfinite',
            'rand_zipfian', 'BatchNormWithReLU',
@@ -18,8 +18,7 @@ __all__ = ['foreach', 'while_loop', 'cond', 'boolean_mask', 'isnan', 'isinf', 'i
            'mp_adamw_update', 'multi_adamw_update', 'multi_mp_adamw_update']
 
 
-def _op(name):
-    return _nd_function(_registry.get(name))
+_op = _nd_op
 
 
 def boolean_mask(data, index, axis=0, out=None):
@@ -481,7 +480,7 @@ def edge_id(data, u, v):
 def __getattr__(name):
     full = '_contrib_' + name
     if _registry.exists(full):
-        return _nd_function(_registry.get(full))
+        return _nd_op(full)
     from ..ops.contrib import UNAVAILABLE, unavailable
     if name in UNAVAILABLE:
         return unavailable(name, 'nd.contrib')

@@ -5,8 +5,10 @@ The first call of a kind (operator, input shapes and dtypes, and the number of `
 infers its output and remembers a ``Plan``; later calls of that kind look it up in one
 dictionary, make the output array and hand the kernel to ``run.plain``, which runs it at once
 (a tiny operation on a CPU whose inputs have nothing pending and need no autograd:
-``Engine.run_now``) or pushes it. Everything else (autograd, views, sparse arrays, tracing,
-``out=``, several outputs, generators) takes ``invoke``'s general path. The module installs
+``Engine.run_now``) or pushes it. Inputs may be whole arrays or views of a part of one (``x[i]``:
+a DataLoader's worker transforms each sample of a batch-shaped array so). Everything else
+(autograd, sparse arrays, tracing, ``out=``, several outputs, generators) takes ``invoke``'s
+general path. The module installs
 ``call`` as ``ndarray._fast_call``, which ``invoke`` and the arithmetic methods try first. Any
 change here must keep ``tests/test_ops_elemwise.py``'s "same bits on every call" test passing.
 
@@ -67,13 +69,13 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
     ``number`` (a scalar operator's ``scalar``), with the parsed ``attrs``: its output array,
     or None when the call is not one for this path (the caller takes ``invoke``'s). ``where``,
     the user's line, is found only when needed."""
-    if a._view is not None or a._sparse or mode.recording or mode.tracing is not None:
+    if a._sparse or mode.recording or mode.tracing is not None:
         return None
     if number is not None:
         key = (op, number, a._shape, a._dtype)
     elif b is None:
         key = (op, a._shape, a._dtype)
-    elif b._view is None and (a._ctx is b._ctx or a._ctx == b._ctx):
+    elif not b._sparse and (a._ctx is b._ctx or a._ctx == b._ctx):
         key = (op, a._shape, b._shape, a._dtype, b._dtype)
     else:
         return None

@@ -10,13 +10,13 @@ extracttrian, maketrian). Leading axes are a batch; the matrices are the last tw
 (2, 2)
 """
 from ..ops import registry as _registry
-from .gen import nd_function as _nd_function
+from .ndarray import _op as _nd_op
 
 
 def __getattr__(name):
     full = '_linalg_' + name
     if _registry.exists(full):
-        return _nd_function(_registry.get(full))
+        return _nd_op(full)
     raise AttributeError("neomx.nd.linalg has no operator %r" % name)
 
 

@@ -377,12 +377,16 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
 
 
 def plain(kernel, arg, attrs, a, b, var, ctx, work, name, where):
-    """Runs ``kernel`` on plain whole arrays ``a`` (and ``b`` unless None) into the new Storage
+    """Runs ``kernel`` on plain arrays ``a`` (and ``b`` unless None) into the new Storage
     ``var``: ``kernel(ta, tb, **attrs)``, or ``kernel(ta, arg)`` with a number's argument
     (``fastpath.Plan.arg``). A tiny operation (``work`` below the engine's ``inline_work``) on
     a CPU whose inputs have nothing pending and need no autograd runs at once in this thread
     (``Engine.run_now``); anything else is pushed. The fast path's execution, kept lean: no
-    closure and no tuple where the operation runs at once."""
+    closure and no tuple where the operation runs at once. An input that is a view (``x[i]``)
+    gives the kernel its part of the storage's tensor; one of a storage laid out otherwise than
+    row-major is cut inside a pushed operation (``NDArray._tensor``)."""
+    if a._view is not None or (b is not None and b._view is not None):
+        return _plain_views(kernel, arg, attrs, a, b, var, ctx, work, name, where)
     eng = _engine.current()
     av = a._var
     if work < eng.inline_work and ctx.device_typeid != 2:
@@ -423,4 +427,44 @@ def plain(kernel, arg, attrs, a, b, var, ctx, work, name, where):
 
         def fn():
             var.tensor = kernel(av.tensor, bv.tensor, **attrs)
+    eng.push(fn, reads, (var,), ctx, name, where or user_line(), False, work)
+
+
+def _part(x):
+    """The tensor of plain array ``x`` if it can be cut outside an operation: None while it is
+    pending or needs autograd, or for a view of a storage that is not row-major."""
+    t = x._var.tensor
+    if t is None or t.requires_grad:
+        return None
+    if x._view is None:
+        return t
+    return x._view_of(t) if t.is_contiguous() else None
+
+
+def _plain_views(kernel, arg, attrs, a, b, var, ctx, work, name, where):
+    """``plain`` where an input is a view."""
+    eng = _engine.current()
+    if attrs:
+        kernel = partial(kernel, **attrs)
+    if work < eng.inline_work and ctx.device_typeid != 2:
+        t = _part(a)
+        u = arg if b is None else _part(b)
+        if t is not None and (u is not None or (b is None and arg is None)):
+            r = eng.run_now(kernel, t, u, a._var, None if b is None else b._var, var, name)
+            if r is not NOT_NOW:
+                var.tensor = r
+                return
+    if b is None:
+        reads = (a._var,)
+        if arg is not None:
+            def fn():
+                var.tensor = kernel(a._tensor(), arg)
+        else:
+            def fn():
+                var.tensor = kernel(a._tensor())
+    else:
+        reads = (a._var, b._var)
+
+        def fn():
+            var.tensor = kernel(a._tensor(), b._tensor())
     eng.push(fn, reads, (var,), ctx, name, where or user_line(), False, work)

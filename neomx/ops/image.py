@@ -57,9 +57,10 @@ def _to_tensor(data):
     perm = (2, 0, 1) if data.dim() == 3 else (0, 3, 1, 2)
     # Row-major, not .contiguous(): with one channel the permuted result is already contiguous
     # and keeps channels-last strides, on which torch's convolution goes wrong (see ops.layout).
-    # The cast makes the row-major copy, so the division makes no other.
-    return dense(data.permute(perm).to(torch.float32, memory_format=torch.contiguous_format)
-                 / 255.0)
+    # The cast makes the row-major copy (a new tensor even for float32 input), which the
+    # division then updates in place.
+    return data.permute(perm).to(torch.float32, memory_format=torch.contiguous_format,
+                                 copy=True).div_(255.0)
 
 
 register('_image_to_tensor', infer=_to_tensor_rule, infer_attrs=())(_to_tensor)
