@@ -332,13 +332,17 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
                 o._var.tensor = r if r.dtype == want else r.to(want)
             kept.outputs = rs
         return run_kept
+
+    def compute():
+        # fn on the inputs' tensors, in grad mode when recorded
+        if rec:
+            with recording():
+                return fn(*tensors(inputs, params, rec, casts=casts), **kw)
+        return fn(*tensors(inputs, params, casts=casts), **kw)
+
     if into:
         def run_into():
-            if rec:
-                with recording():
-                    rs = fn(*tensors(inputs, params, rec, casts=casts), **kw)
-            else:
-                rs = fn(*tensors(inputs, params, casts=casts), **kw)
+            rs = compute()
             for t, r in zip(outs, (rs,) if isinstance(rs, torch.Tensor) else rs):
                 store_into(t, r)
         return run_into
@@ -354,11 +358,7 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
             return run1
 
         def run_one():
-            if rec:
-                with recording():
-                    r = fn(*tensors(inputs, params, rec, casts=casts), **kw)
-            else:
-                r = fn(*tensors(inputs, params, casts=casts), **kw)
+            r = compute()
             if isinstance(r, (tuple, list)):
                 r = r[0]
             ov.tensor = own(r) if view else r
@@ -366,11 +366,7 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
     ovs = [o._var for o in outs]
 
     def run_n():
-        if rec:
-            with recording():
-                rs = fn(*tensors(inputs, params, rec, casts=casts), **kw)
-        else:
-            rs = fn(*tensors(inputs, params, casts=casts), **kw)
+        rs = compute()
         for v, r in zip(ovs, rs):
             v.tensor = own(r) if view else r
     return run_n
