@@ -449,6 +449,26 @@ def inline_function(importer, proto, fn, opsets=None, defaults=()):
         importer._opsets = saved
 
 
+
+def _renamed_nodes(graph, rename, prefix):
+    """Copies of ``graph``'s nodes reading and writing ``rename``'s names (the others as they
+    are), named with ``prefix``; the graphs of their attributes read the renamed outer names."""
+    import onnx
+    body = []
+    for n in graph.node:
+        c = onnx.NodeProto()
+        c.CopyFrom(n)
+        del c.input[:]
+        del c.output[:]
+        c.input.extend(rename.get(i, i) for i in n.input)
+        c.output.extend(rename.get(o, o) for o in n.output)
+        c.name = prefix + (n.name or n.output[0])
+        for a in c.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _rename_outer(a.g, lambda i: rename.get(i, i))
+        body.append(c)
+    return body
+
 def _rename_outer(graph, rename):
     """Renames, in place, the names subgraph ``graph`` (and the subgraphs in it) reads from
     outside itself."""
@@ -477,20 +497,7 @@ def inline_graph(importer, node, graph):
     rename = {m: prefix + m for m in made}
     for t in graph.initializer:
         importer._params[rename[t.name]] = importer._parse_array(t)
-    body = []
-    for n in graph.node:
-        c = onnx.NodeProto()
-        c.CopyFrom(n)
-        del c.input[:]
-        del c.output[:]
-        c.input.extend(rename.get(i, i) for i in n.input)
-        c.output.extend(rename.get(o, o) for o in n.output)
-        c.name = prefix + (n.name or n.output[0])
-        for a in c.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                _rename_outer(a.g, lambda i: rename.get(i, i))
-        body.append(c)
-    importer._translate(body)
+    importer._translate(_renamed_nodes(graph, rename, prefix))
     for formal, actual in zip(graph.output, node.output_names):
         if not actual:
             continue
@@ -547,20 +554,7 @@ def translate_subgraph(importer, node, graph, label, inputs):
         importer._nodes[rename[vi.name]] = sym
         importer._info[rename[vi.name]] = info
         importer._info[sym.name] = info     # the variable neomx's inference reads
-    body = []
-    for n in graph.node:
-        c = onnx.NodeProto()
-        c.CopyFrom(n)
-        del c.input[:]
-        del c.output[:]
-        c.input.extend(rename.get(i, i) for i in n.input)
-        c.output.extend(rename.get(o, o) for o in n.output)
-        c.name = prefix + (n.name or n.output[0])
-        for a in c.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                _rename_outer(a.g, lambda i: rename.get(i, i))
-        body.append(c)
-    importer._translate(body)
+    importer._translate(_renamed_nodes(graph, rename, prefix))
     return [importer._symbol_of(rename.get(o.name, o.name), 'output of the %s' % label)
             for o in graph.output]
 
