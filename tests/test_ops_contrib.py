@@ -224,6 +224,24 @@ def test_sync_batch_norm_and_batch_norm_v1_normalise_over_channels():
     assert np.abs(mean.asnumpy()).sum() > 0        # the moving mean was updated in place
 
 
+def test_sync_batch_norm_gives_the_batch_variance_where_batch_norm_gives_inverse_std():
+    # As MXNet: SyncBatchNorm's output_mean_var outputs are the mean and the (biased)
+    # variance of the batch; BatchNorm's are the mean and 1/sqrt(var + eps).
+    x = nd.array(np.random.uniform(size=(4, 3, 5)))
+    gamma, beta = nd.ones((3,)), nd.zeros((3,))
+    xs = x.asnumpy()
+    var = xs.var(axis=(0, 2))
+    with mx.autograd.record():
+        _, m, v = nd.contrib.SyncBatchNorm(x, gamma, beta, nd.zeros((3,)), nd.ones((3,)),
+                                           key='v', eps=1e-5, output_mean_var=True)
+        _, m2, inv = nd.BatchNorm(x, gamma, beta, nd.zeros((3,)), nd.ones((3,)), eps=1e-5,
+                                  output_mean_var=True)
+    np.testing.assert_allclose(m.asnumpy(), xs.mean(axis=(0, 2)), rtol=1e-5)
+    np.testing.assert_allclose(m2.asnumpy(), xs.mean(axis=(0, 2)), rtol=1e-5)
+    np.testing.assert_allclose(v.asnumpy(), var, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(inv.asnumpy(), 1 / np.sqrt(var + 1e-5), rtol=1e-4)
+
+
 @pytest.mark.parametrize('classes,limit,plus', [(False, None, 0.0), (True, None, 0.0),
                                                 (False, 40, 1.0)])
 def test_blocked_suppression_is_greedy_suppression(classes, limit, plus):

@@ -28,9 +28,14 @@ def _sync_bn_infer(attrs, shapes, dtypes):
 def _sync_batch_norm(data, gamma, beta, moving_mean, moving_var, eps, momentum, fix_gamma,
                      use_global_stats, output_mean_var, ndev, key, is_train=False):
     """Batch normalisation over axis 1 with the statistics of the whole batch (one device:
-    exactly BatchNorm's)."""
-    return _batch_norm(data, gamma, beta, moving_mean, moving_var, eps, momentum, fix_gamma,
-                       use_global_stats, output_mean_var, 1, is_train=is_train)
+    exactly BatchNorm's). Its extra outputs are the mean and the variance (BatchNorm's second
+    is 1/sqrt(var+eps))."""
+    out = _batch_norm(data, gamma, beta, moving_mean, moving_var, eps, momentum, fix_gamma,
+                      use_global_stats, output_mean_var, 1, is_train=is_train)
+    if not output_mean_var:
+        return out
+    out, mean, invstd = out
+    return out, mean, invstd.reciprocal().square() - eps
 
 
 register('_contrib_SyncBatchNorm', inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var'),
