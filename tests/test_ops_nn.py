@@ -708,3 +708,21 @@ def test_nn_ops_match_mxnet(mxnet_nn_results):
         got = ours[name]
         assert got.shape == ref.shape, (name, got.shape, ref.shape)
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+def test_flattening_operators_take_an_empty_batch():
+    # An empty batch (a boolean mask that selects nothing) flattens to (0, features), as in
+    # MXNet's NumPy mode; reshape(0, -1) is ambiguous.
+    from neomx import np as mnp, npx
+    with mx.util.np_shape(True), mx.util.np_array(True):
+        x = mnp.zeros((0, 1, 4, 4))
+        assert npx.fully_connected(x, mnp.ones((3, 16)), mnp.zeros(3), num_hidden=3).shape \
+            == (0, 3)
+        assert npx.batch_flatten(x).shape == (0, 16)
+        net = mx.gluon.nn.HybridSequential()
+        net.add(mx.gluon.nn.Flatten(), mx.gluon.nn.Dense(2, in_units=16))
+        net.initialize()
+        assert net(x).shape == (0, 2)
+        net.hybridize()
+        assert net(x).shape == (0, 2)
+        assert net(mnp.ones((2, 1, 4, 4))).shape == (2, 2)

@@ -81,8 +81,8 @@ def _fc_fill(attrs, shapes):
 
 def _fully_connected(data, weight, bias=None, num_hidden=0, no_bias=False, flatten=True):
     """``data @ weight.T + bias``; with ``flatten`` the data is first reshaped to 2-d."""
-    if flatten and data.dim() != 2:
-        data = data.reshape(data.shape[0], -1)
+    if flatten and data.dim() != 2:     # flatten, not reshape(n, -1): a batch may be empty
+        data = data.flatten(1) if data.dim() > 2 else data.reshape(-1, 1)
     if weight.shape[0] != num_hidden:
         raise ShapeError("weight has shape %s, expected (%d, %d)"
                          % (tuple(weight.shape), num_hidden, data.shape[-1]))
@@ -694,7 +694,7 @@ def _softmax_output_axes(data, multi_output, preserve_shape):
         return torch.softmax(data, dim=-1), data.dim() - 1
     if multi_output:
         return torch.softmax(data, dim=1), 1
-    flat = data.reshape(data.shape[0], -1)
+    flat = data.flatten(1) if data.dim() > 1 else data.reshape(-1, 1)
     return torch.softmax(flat, dim=1).reshape(data.shape), None
 
 

@@ -270,7 +270,9 @@ register('squeeze', view=True, infer=_squeeze_rule,
 
 
 def _flatten(data):
-    return data.reshape(data.shape[0], -1) if data.dim() else data.reshape(1, 1)
+    if data.dim() > 1:
+        return data.flatten(1)          # not reshape(n, -1): a batch may be empty
+    return data.reshape(-1, 1) if data.dim() else data.reshape(1, 1)
 
 
 register('Flatten', aliases=('flatten',), view=True)(_flatten)
