@@ -1,6 +1,8 @@
 """``mx.contrib.quantization``: MXNet's INT8 graph quantization, which rewrites graphs to its
-MKL-DNN / cuDNN quantized operators. neomx has no quantized operators; each function exists
-and raises an error naming the alternative when called."""
+MKL-DNN / cuDNN quantized operators. neomx runs graphs MXNet quantized (the operators of
+``ops/quantization.py``: quantize_v2, dequantize, requantize, quantized pooling and flatten,
+the fused ``_sg_mkldnn_conv``; GluonCV's ``*_int8`` models), but does not quantize graphs
+itself: each function here exists and raises an error naming the alternative when called."""
 from ..base import unavailable
 
 __all__ = ['quantize_model', 'quantize_model_mkldnn', 'quantize_graph', 'quantize_net',
@@ -8,11 +10,12 @@ __all__ = ['quantize_model', 'quantize_model_mkldnn', 'quantize_graph', 'quantiz
 
 
 def _unsupported(name):
-    return unavailable(name, "mx.contrib.quantization.%s: INT8 quantization with MXNet's "
-                             "quantized operators is not supported by neomx (its kernels are "
-                             "ATen's); export the model to ONNX (mx.onnx) and quantize it with "
-                             "onnxruntime, or use float16 (block.cast('float16'))" % name,
-                       "Not supported: raises MXNetError (no quantized operators in neomx).")
+    return unavailable(name, "mx.contrib.quantization.%s: INT8 quantization of a graph into "
+                             "MXNet's quantized operators is not supported by neomx (it runs "
+                             "graphs MXNet quantized); export the model to ONNX (mx.onnx) and "
+                             "quantize it with onnxruntime, or use float16 "
+                             "(block.cast('float16'))" % name,
+                       "Not supported: raises MXNetError (neomx does not quantize graphs).")
 
 
 quantize_model = _unsupported('quantize_model')

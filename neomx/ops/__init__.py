@@ -9,6 +9,7 @@ from . import contrib_nn  # noqa: F401
 from . import contrib, vision, detection  # noqa: F401
 from . import rnn  # noqa: F401
 from . import optimizer  # noqa: F401
+from . import quantization  # noqa: F401
 from . import numpy, numpy_random, numpy_linalg  # noqa: F401  (mx.np's operators)
 from . import sparse  # noqa: E402  (storage types: rules and kernels on sparse tensors)
 

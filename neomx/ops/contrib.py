@@ -61,8 +61,9 @@ register('_contrib_sign_ste', infer=same_as_input, infer_attrs=(),
 
 # MXNet 1.9.1 operators neomx does not provide, with the reason; ``nd.contrib.<name>`` and
 # ``sym.contrib.<name>`` exist and raise an MXNetError saying so when called.
-_QUANTIZED = ("MXNet's INT8 quantized operators (its MKL-DNN / cuDNN kernels) are not part of "
-              "neomx, whose kernels are ATen's; see mx.contrib.quantization")
+_QUANTIZED = ("MXNet's INT8 operator is not part of neomx, which has quantize, quantize_v2, "
+              "dequantize, requantize, quantized_pooling, quantized_flatten and the fused "
+              "_sg_mkldnn_conv (ops/quantization.py)")
 _GRAPH = ("DGL's graph operators on CSR adjacency matrices run imperatively in neomx "
           "(nd.contrib); their results' shapes and storage depend on the graph's values, which "
           "a neomx graph cannot hold")
@@ -71,10 +72,10 @@ _BACKWARD = ("MXNet's separate backward operator; neomx has none: autograd diffe
              "the forward operator")
 UNAVAILABLE = dict(
     [(n, _QUANTIZED) for n in (
-        'quantize_v2', 'quantize_asym', 'requantize', 'calibrate_entropy', 'quantized_act',
-        'quantized_batch_norm', 'quantized_concat', 'quantized_conv', 'quantized_elemwise_add',
-        'quantized_elemwise_mul', 'quantized_embedding', 'quantized_flatten',
-        'quantized_fully_connected', 'quantized_pooling', 'quantized_rnn')] +
+        'quantize_asym', 'calibrate_entropy', 'quantized_act', 'quantized_batch_norm',
+        'quantized_concat', 'quantized_conv', 'quantized_elemwise_add',
+        'quantized_elemwise_mul', 'quantized_embedding', 'quantized_fully_connected',
+        'quantized_rnn')] +
     [(n, _GRAPH) for n in (
         'dgl_adjacency', 'dgl_csr_neighbor_non_uniform_sample',
         'dgl_csr_neighbor_uniform_sample', 'dgl_graph_compact', 'dgl_subgraph', 'edge_id')] +
@@ -297,46 +298,6 @@ register('_contrib_interleaved_matmul_encdec_qk', inputs=('queries', 'keys_value
          attrs=_HEADS, heavy=True)(_encdec_qk)
 register('_contrib_interleaved_matmul_encdec_valatt', inputs=('keys_values', 'attention'),
          attrs=_HEADS, heavy=True)(_encdec_valatt)
-
-
-# -- int8 quantization ----------------------------------------------------------------------
-
-def _quantize_rule(attrs, shapes, dtypes):
-    return (tuple(shapes[0]), (1,), (1,)), (attrs['out_type'], 'float32', 'float32')
-
-
-def _quantize(data, min_range, max_range, out_type='uint8'):
-    """(quantized data, min, max) as MXNet computes them: with r the larger of |min| and
-    |max|, int8 is ``rint(x * 127 / r)`` within [-128, 127] (its range output is (-r, r)),
-    uint8 ``rint(x * 255 / r)`` within [0, 255] (its range output is (min, max))."""
-    lo = min_range.reshape(-1)[:1].to(torch.float32)
-    hi = max_range.reshape(-1)[:1].to(torch.float32)
-    r = torch.maximum(lo.abs(), hi.abs())
-    x = data.to(torch.float32)
-    if out_type == 'int8':
-        q = torch.round(x * (127.0 / r)).clamp(-128, 127)
-        return q.to(torch.int8), -r, r.clone()
-    q = torch.round(x * (255.0 / r)).clamp(0, 255)
-    return q.to(torch.uint8), lo.clone(), hi.clone()
-
-
-register('_contrib_quantize', inputs=('data', 'min_range', 'max_range'), num_outputs=3,
-         infer=_quantize_rule,
-         attrs={'out_type': Enum('int8', 'uint8', default='uint8')})(_quantize)
-
-
-def _dequantize(data, min_range, max_range, out_type='float32'):
-    """The float values of quantized data: ``q * r / (qmax + 0.5)`` with r the larger of
-    |min| and |max| and qmax 127 (int8) or 255 (uint8), as MXNet computes them."""
-    lo = min_range.reshape(-1)[:1].to(torch.float32)
-    hi = max_range.reshape(-1)[:1].to(torch.float32)
-    qmax = 127.5 if data.dtype == torch.int8 else 255.5
-    return data.to(torch.float32) * (torch.maximum(lo.abs(), hi.abs()) / qmax)
-
-
-register('_contrib_dequantize', inputs=('data', 'min_range', 'max_range'),
-         infer=lambda attrs, shapes, dtypes: ((tuple(shapes[0]),), ('float32',)),
-         attrs={'out_type': Enum('float32', default='float32')})(_dequantize)
 
 
 # -- resizing (segmentation models) -----------------------------------------------------------

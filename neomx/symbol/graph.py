@@ -291,10 +291,15 @@ def held_graphs(node):
     """The graphs ``node`` holds, which symbol JSON writes as its ``"subgraphs"``: a
     ``_CachedOp`` node's subgraph (data in its ``subgraph`` attribute, which its kernel runs), a
     control-flow node's body, condition or branches (its operator's ``graphs``, which its
-    kernel calls as functions: ``evaluate``); () for other nodes and variables."""
+    kernel calls as functions: ``evaluate``), the graph describing a fused node of MXNet's
+    subgraph backends (its ``subgraph`` attribute: ``_sg_mkldnn_conv``); () for other nodes
+    and variables."""
     op = node.op
     if op is None:
         return ()
     if op is CACHED_OP:
         return (node.attrs['subgraph'].graph,)
+    held = node.attrs.get('subgraph')
+    if isinstance(held, Graph):     # a fused node's description (ops/quantization.py)
+        return (held,)
     return op.graphs

@@ -129,6 +129,10 @@ def _node(entry, where, i):
     else:
         op = registry.get(opname)
     op_attrs, extra = {}, {}
+    if 'subgraph' in op.attrs and entry.get('subgraphs'):
+        # a fused node (MXNet's subgraph backends) whose settings its subgraph holds
+        op_attrs['subgraph'] = Graph.from_heads(_load_doc(
+            entry['subgraphs'][0], '%s: the subgraph of node %s' % (where, name)))
     for k, v in raw.items():
         if k in op.attrs or op.accepts_attr(k):
             op_attrs[k] = v
