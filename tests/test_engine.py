@@ -3,6 +3,7 @@ against the naive one on random programs, many pushing threads, errors, back-pre
 light-operation policy and the intra-op thread budget.
 
 Concurrency is asserted with events and counters, never with timings."""
+import functools
 import json
 import os
 import random
@@ -928,17 +929,26 @@ def test_profiled_tiny_ops_are_queued_and_traced():
     eng.shutdown()
 
 
-def _interrupt():
-    raise KeyboardInterrupt     # what a Ctrl-C's signal handler raises in the main thread
+class _TimeLimit(BaseException):
+    """What a test runner's time limit raises from its SIGALRM handler (not an Exception)."""
 
 
+def _interrupt(kind=KeyboardInterrupt):
+    raise kind     # what a Ctrl-C's (or an alarm's) signal handler raises in the main thread
+
+
+@pytest.mark.parametrize('kind', [KeyboardInterrupt, _TimeLimit])
 @pytest.mark.parametrize('path', ['naive', 'inline', 'fast', 'waiter'])
-def test_ctrl_c_in_an_operation_run_by_the_main_thread_reaches_the_caller(path):
-    """A KeyboardInterrupt raised while the calling thread runs an operation itself (the naive
-    engine, a tiny operation run at once, queued light operations run by a waiter) is raised to
-    the caller at once, not kept as the operation's error: a DataLoader loop interrupted by
-    Ctrl-C while converting a batch had run on to its end. The operation still completes as
-    failed, so nothing waits on it for ever, and waitall does not raise it a second time."""
+def test_ctrl_c_in_an_operation_run_by_the_main_thread_reaches_the_caller(path, kind):
+    """A KeyboardInterrupt (or another BaseException a signal handler raises: a test's time
+    limit) raised while the calling thread runs an operation itself (the naive engine, a tiny
+    operation run at once, queued light operations run by a waiter) is raised to the caller at
+    once, not kept as the operation's error: a DataLoader loop interrupted by Ctrl-C while
+    converting a batch had run on to its end, and a GluonCV test whose time limit struck while
+    the main thread ran its network's forward ran on until killed. The operation still
+    completes as failed, so nothing waits on it for ever, and waitall does not raise it a
+    second time."""
+    _interrupt = functools.partial(globals()['_interrupt'], kind)
     eng = NaiveEngine() if path == 'naive' else ThreadedEngine()
     v, later = Var(), Var()
     try:
@@ -950,16 +960,16 @@ def test_ctrl_c_in_an_operation_run_by_the_main_thread_reaches_the_caller(path):
                      work=engine_threads.LIGHT_WORK - 1)
             eng.push(lambda: None, [v], [later], mx.cpu(0), 'after',
                      work=engine_threads.LIGHT_WORK - 1)
-            with pytest.raises(KeyboardInterrupt):
+            with pytest.raises(kind):
                 eng.wait_for_var(later)
         elif path == 'fast':        # the tiny-operation hot path
-            with pytest.raises(KeyboardInterrupt):
+            with pytest.raises(kind):
                 eng.run_now(lambda x: _interrupt(), torch.zeros(1), None, later, None, v,
                             'interrupted')
         else:
-            with pytest.raises(KeyboardInterrupt):
+            with pytest.raises(kind):
                 eng.push(_interrupt, [], [v], mx.cpu(0), 'interrupted', work=1)
-        with pytest.raises(EngineError, match='interrupted failed: KeyboardInterrupt'):
+        with pytest.raises(EngineError, match='interrupted failed: ' + kind.__name__):
             eng.wait_for_var(v)
         eng.waitall()
         eng.push(lambda: None, [], [v], mx.cpu(0), 'rewrite')

@@ -177,16 +177,18 @@ class Engine:
             lock.release()
 
     def _fail(self, writes, name, where, exc):
-        """Fails the operation (``_store``); a KeyboardInterrupt is raised again at once."""
+        """Fails the operation (``_store``); an interruption (``interrupts``) is raised again
+        at once."""
         self._store(writes, name, where, exc)
-        if isinstance(exc, KeyboardInterrupt):
+        if interrupts(exc):
             raise exc
 
     def _store(self, writes, name, where, exc):
         """Stores ``exc`` on the Vars the failed operation writes, to be raised at the next
-        synchronisation. A KeyboardInterrupt (Ctrl-C: only the main thread gets it, while it
-        runs an operation itself) is raised to the caller at once instead (``_fail``), as the
-        user asked, so waitall does not raise it again."""
+        synchronisation. An interruption (``interrupts``: Ctrl-C's KeyboardInterrupt, a
+        signal handler's exception; only the main thread gets them, while it runs an operation
+        itself) is raised to the caller at once instead (``_fail``), as the user asked, so
+        waitall does not raise it again."""
         err = exc if isinstance(exc, EngineError) else engine_error(name, where, exc)
         err.__cause__ = exc if err is not exc else exc.__cause__
         _frames_as_text(err)
@@ -195,7 +197,7 @@ class Engine:
 
     def _mark(self, writes, err):
         """Marks the Vars a failed operation writes (those that ``fails_with_writer``) as
-        failed by ``err``, and counts the failure for the next waitall unless it is a Ctrl-C,
+        failed by ``err``, and counts the failure for the next waitall unless it interrupted,
         which its caller got at once. Unlike MXNet 1.9.1, which clears an error from every
         array once it has been raised (they then read as unset memory), a failed Var stays
         failed until an operation writes it again: reading it, or anything computed from it,
@@ -205,7 +207,7 @@ class Engine:
                 w.error = err
                 err.failed.add(w)
                 err.on_data = True
-        if isinstance(err.__cause__, KeyboardInterrupt):
+        if interrupts(err.__cause__):
             return
         errors = self.errors
         if len(errors) >= 64:       # the first are the ones waitall reports
@@ -232,6 +234,14 @@ class Engine:
 
 
 _NEVER = float('inf')
+
+
+def interrupts(exc):
+    """Whether ``exc`` interrupts the thread that runs the operation rather than being the
+    operation's failure: a BaseException that is not an Exception (Ctrl-C's KeyboardInterrupt,
+    SystemExit, what a signal handler or a test's time limit raises). Kept as the operation's
+    error, it would be swallowed, and the interrupted program would run on."""
+    return not isinstance(exc, Exception)
 
 class _Local(threading.local):
     in_worker = False
@@ -374,10 +384,9 @@ class Worker:
                 fn()
         except BaseException as exc:
             engine._store(writes, name, where, exc)
-            # Ctrl-C in a waiting main thread that ran the operation: raised once it is done
-            # (the worker's own thread never stops for one)
-            if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is not \
-                    self.thread:
+            # Ctrl-C (or another signal's exception) in a waiting main thread that ran the
+            # operation: raised once it is done (the worker's own thread never stops for one)
+            if interrupts(exc) and threading.current_thread() is not self.thread:
                 interrupted = exc
         # Drop the operation (its closure holds tensors) before it counts as done: a waiter
         # that returns may be the main thread ending the interpreter, and tensors freed by
