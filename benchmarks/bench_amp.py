@@ -22,12 +22,14 @@ compares it in float32).
 
     python benchmarks/bench_amp.py                  # batch 16, 64x64 images, 7 rounds
     python benchmarks/bench_amp.py --batch 32 --size 96 --repeat 9
-    python benchmarks/bench_amp.py --train --steps 300 --seeds 2   # accuracy, batch 32, 32x32
+    python benchmarks/bench_amp.py --train --steps 300 --seeds 8   # accuracy, batch 32, 32x32
 
 ``--gpu`` runs float16 AMP with loss scaling on the first GPU (batch 128, 96x96 suggested)
 against float32 and PyTorch's autocast with a GradScaler, then trains ``--steps`` steps in
-both. ``--train`` trains ResNet-18 in float32 and in bfloat16 AMP from the same initial weights on
-the same batches of synthetic images and reports both held-out accuracies.
+both. ``--train`` trains ResNet-18 four times from the same initial weights on the same batches
+of synthetic images, neomx in float32 and in bfloat16 AMP, PyTorch in float32 and under
+autocast, and reports the held-out accuracies, the low-precision networks evaluated in their
+precision and in float32.
 """
 import os
 import sys
@@ -148,20 +150,51 @@ def synthetic_images(n, size, seed, noise=8.0):
     return images.astype('float32'), labels.astype('float32')
 
 
-def train_accuracy(table, steps, batch, size, seed=0, ctx=None, loss_scale=False):
-    """ResNet-18 trained ``steps`` SGD steps on ``synthetic_images`` with ``table`` in force
-    (None: float32), hybridized: (its accuracy on 1000 held-out images, the last 20 steps'
-    mean loss). The same initial weights and batches for every ``table``."""
-    import numpy as np
-    train_x, train_y = synthetic_images(steps * batch, size, seed + 1)
-    test_x, test_y = synthetic_images(1000, size, seed + 2)
+def initial_weights(batch, size, seed, ctx=None):
+    """ResNet-18's initial parameters for ``seed`` (Xavier), as NumPy arrays in the order of
+    ``collect_params`` (which is ``torch_net``'s order of parameters and statistics)."""
     mx.random.seed(seed)
+    with amp_in_force(None):
+        net = d2l_resnet()
+        net.initialize(init=init.Xavier(), ctx=ctx)
+        net(nd.zeros((batch, 1, size, size), ctx=ctx))
+        return [p.data().asnumpy() for p in net.collect_params().values()]
+
+
+def gluon_net(weights, table, ctx=None):
+    """A hybridized ResNet-18 holding ``weights``, compiled with ``table`` in force."""
     with amp_in_force(table):
         net = d2l_resnet()
         net.initialize(init=init.Xavier(), ctx=ctx)
         net.hybridize()
+        net(nd.zeros((1, 1, 32, 32), ctx=ctx))
+        for p, w in zip(net.collect_params().values(), weights):
+            p.set_data(nd.array(w, ctx=ctx))
+    return net
+
+
+def gluon_accuracy(net, table, test_x, test_y, ctx=None):
+    with amp_in_force(table):
+        correct = 0
+        for i in range(0, len(test_x), 100):
+            out = net(nd.array(test_x[i:i + 100], ctx=ctx)).astype('float32')
+            correct += int((out.argmax(axis=1).asnumpy() == test_y[i:i + 100]).sum())
+    return correct / len(test_x)
+
+
+def train_accuracy(table, steps, batch, size, seed=0, ctx=None, loss_scale=False, evals=None):
+    """ResNet-18 trained ``steps`` SGD steps on ``synthetic_images`` with ``table`` in force
+    (None: float32), hybridized, from ``initial_weights(seed)``: (its accuracies on 1000
+    held-out images, one per table of ``evals`` (default: ``table``) it is evaluated with,
+    the last 20 steps' mean loss). The same initial weights and batches for every
+    ``table``."""
+    import numpy as np
+    train_x, train_y = synthetic_images(steps * batch, size, seed + 1)
+    test_x, test_y = synthetic_images(1000, size, seed + 2)
+    net = gluon_net(initial_weights(batch, size, seed, ctx), table, ctx)
+    mx.random.seed(seed)
+    with amp_in_force(table):
         loss = gluon.loss.SoftmaxCrossEntropyLoss()
-        net(nd.array(train_x[:batch], ctx=ctx))
         trainer = gluon.Trainer(net.collect_params(), 'sgd',
                                 {'learning_rate': TRAIN_LR, 'momentum': 0.9})
         if loss_scale:
@@ -180,25 +213,104 @@ def train_accuracy(table, steps, batch, size, seed=0, ctx=None, loss_scale=False
             trainer.step(batch)
             if i >= steps - 20:
                 losses.append(float(l.mean().asscalar()))
+    trained = [p.data().asnumpy() for p in net.collect_params().values()]
+    accs = []
+    for ev in (table,) if evals is None else evals:
+        # a net compiled for the evaluation's table, holding the trained parameters
+        accs.append(gluon_accuracy(net if ev is table else gluon_net(trained, ev, ctx), ev,
+                                   test_x, test_y, ctx))
+    return accs, float(np.mean(losses))
+
+
+def torch_train_accuracy(autocast, steps, batch, size, seed=0, device='cpu',
+                         dtype=torch.bfloat16, evals=(False, True)):
+    """``train_accuracy`` in PyTorch eager (``torch_net``), from the same initial weights on
+    the same batches, under ``torch.autocast(dtype)`` when ``autocast`` (on a GPU with float16:
+    with a GradScaler); evaluated without and with autocast (``evals``)."""
+    import numpy as np
+    train_x, train_y = synthetic_images(steps * batch, size, seed + 1)
+    test_x, test_y = synthetic_images(1000, size, seed + 2)
+    net = bench_cnn.torch_net('resnet')
+    state = [(k, v) for k, v in net.state_dict().items() if not k.endswith('num_batches_tracked')]
+    weights = initial_weights(batch, size, seed)
+    assert [tuple(v.shape) for _, v in state] == [w.shape for w in weights]
+    net.load_state_dict({k: torch.from_numpy(w) for (k, _), w in zip(state, weights)},
+                        strict=False)
+    net = net.to(device)
+    dev = torch.device(device).type
+    opt = torch.optim.SGD(net.parameters(), lr=TRAIN_LR, momentum=0.9)
+    lossf = torch.nn.CrossEntropyLoss()
+    scaler = torch.amp.GradScaler('cuda') if dev == 'cuda' and autocast and \
+        dtype == torch.float16 else None
+    losses = []
+    net.train()
+    for i in range(steps):
+        X = torch.from_numpy(train_x[i * batch:(i + 1) * batch]).to(device)
+        y = torch.from_numpy(train_y[i * batch:(i + 1) * batch]).long().to(device)
+        opt.zero_grad()
+        with torch.autocast(dev, dtype=dtype, enabled=autocast):
+            out = net(X)
+        l = lossf(out.float(), y)
+        if scaler is None:
+            l.backward()
+            opt.step()
+        else:
+            scaler.scale(l).backward()
+            scaler.step(opt)
+            scaler.update()
+        if i >= steps - 20:
+            losses.append(float(l.detach()))
+    net.eval()
+    accs = []
+    for ev in evals:
         correct = 0
-        for i in range(0, len(test_x), 100):
-            out = net(nd.array(test_x[i:i + 100], ctx=ctx)).astype('float32')
-            correct += int((out.argmax(axis=1).asnumpy() == test_y[i:i + 100]).sum())
-    return correct / len(test_x), float(np.mean(losses))
+        with torch.no_grad(), torch.autocast(dev, dtype=dtype, enabled=ev):
+            for i in range(0, len(test_x), 100):
+                out = net(torch.from_numpy(test_x[i:i + 100]).to(device)).float()
+                correct += int((out.argmax(1).cpu().numpy() == test_y[i:i + 100]).sum())
+        accs.append(correct / len(test_x))
+    return accs, float(np.mean(losses))
 
 
-def train_runs(precisions, args, ctx=None):
-    """``train_accuracy`` for each of ``precisions`` ((name, table, loss scale)) and each of
-    ``--seeds`` seeds: rows of the name, the accuracy per seed, their mean and the mean final
-    loss."""
+def train_variants(low, table, args, ctx=None, device='cpu', dtype=torch.bfloat16):
+    """The four trainings ``--train`` compares: (name, run(seed) -> (accuracies evaluated in
+    the training precision and in float32, final loss)); ``low`` names the low precision,
+    ``table`` is neomx's AMP table for it, ``dtype`` PyTorch's (float16: with loss scaling on
+    both sides)."""
+    steps, batch, size = args.steps, args.train_batch, args.train_size
+    scaled = dtype == torch.float16
+    return [
+        ('neomx float32', lambda seed: train_accuracy(None, steps, batch, size, seed, ctx)),
+        ('neomx %s AMP' % low, lambda seed: train_accuracy(
+            table, steps, batch, size, seed, ctx, scaled, evals=(table, None))),
+        ('PyTorch float32', lambda seed: torch_train_accuracy(
+            False, steps, batch, size, seed, device, dtype, evals=(False,))),
+        ('PyTorch autocast %s' % low, lambda seed: torch_train_accuracy(
+            True, steps, batch, size, seed, device, dtype, evals=(True, False))),
+    ]
+
+
+def train_runs(variants, args):
+    """Runs each of ``variants`` (``train_variants``) at each of ``--seeds`` seeds (from
+    ``--first-seed``): rows of the name, the accuracy per seed, their mean and standard
+    deviation, the mean accuracy evaluated in float32 and the mean final loss."""
+    import numpy as np
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    results = {name: [] for name, _ in variants}
+    for seed in seeds:              # seed by seed, so that a shorter run still pairs them
+        for name, run in variants:
+            results[name].append(run(seed))
     rows = []
-    for name, table, scaled in precisions:
-        runs = [train_accuracy(table, args.steps, args.train_batch, args.train_size, seed,
-                               ctx=ctx, loss_scale=scaled) for seed in range(args.seeds)]
-        accs = [a for a, _ in runs]
-        rows.append([name, ' '.join('%.3f' % a for a in accs), sum(accs) / len(accs),
-                     sum(l for _, l in runs) / len(runs)])
+    for name, _ in variants:
+        runs = results[name]
+        accs = np.array([a[0] for a, _ in runs])
+        rows.append([name, ' '.join('%.3f' % a for a in accs), accs.mean(), accs.std(),
+                     np.mean([a[-1] for a, _ in runs]), np.mean([l for _, l in runs])])
     return rows
+
+
+TRAIN_HEADERS = ['training', 'accuracy per seed', 'mean', 'std', 'mean, evaluated in float32',
+                 'final loss']
 
 
 def train_title(where, low, args):
@@ -208,20 +320,21 @@ def train_title(where, low, args):
                                                    args.seeds))
 
 
-TRAIN_ABOUT = ('Held-out accuracy (1000 images) per seed and their mean, and the mean training '
-               'loss of the last 20 steps; neomx hybridized, SGD with momentum, the same '
-               'initial weights and batches for both precisions at each seed; ten classes of '
-               'smooth random patterns under Gaussian noise (matching the known patterns '
-               'themselves scores 0.968).')
+TRAIN_ABOUT = ('Held-out accuracy (1000 images) per seed, their mean and standard deviation, '
+               'the mean accuracy of the same trained networks evaluated in float32, and the '
+               'mean training loss of the last 20 steps; neomx hybridized, PyTorch eager, SGD '
+               'with momentum, the same initial weights and batches for all four at each seed; '
+               'ten classes of smooth random patterns under Gaussian noise (matching the known '
+               'patterns themselves scores 0.968).')
 
 
 def train_main(args, bf16):
-    rows = train_runs((('float32', None, False), ('bfloat16 AMP', bf16, False)), args)
+    rows = train_runs(train_variants('bfloat16', bf16, args), args)
     m = machine()
     finish({
         'title': train_title('', 'bfloat16 AMP', args),
         'about': TRAIN_ABOUT,
-        'headers': ['precision', 'accuracy per seed', 'mean accuracy', 'final loss'],
+        'headers': TRAIN_HEADERS,
         'rows': rows,
         'notes': ['machine: %s, torch %s, %s' % (m['cpu'], m['torch'], m['date'])],
     }, args)
@@ -261,12 +374,13 @@ def gpu_main(args):
         'notes': ['torch %s' % torch.__version__],
     }, args)
     if args.steps:
-        rows = train_runs((('float32', None, False), ('float16 AMP', fp16, True)), args, ctx)
+        rows = train_runs(train_variants('float16', fp16, args, ctx, 'cuda', torch.float16),
+                          args)
         args.json = args.json and args.json.replace('.json', '_train.json')
         finish({
             'title': train_title(' on a GPU', 'float16 AMP with loss scaling', args),
             'about': TRAIN_ABOUT + ' On %s.' % device,
-            'headers': ['precision', 'accuracy per seed', 'mean accuracy', 'final loss'],
+            'headers': TRAIN_HEADERS,
             'rows': rows,
         }, args)
 
@@ -279,6 +393,7 @@ def main():
                    help='train in float32 and bfloat16 AMP and compare the accuracies')
     p.add_argument('--steps', type=int, default=300, help='training steps (--train, --gpu)')
     p.add_argument('--seeds', type=int, default=1, help='training runs per precision')
+    p.add_argument('--first-seed', type=int, default=0, help='the first seed of --seeds')
     p.add_argument('--train-batch', type=int, default=32)
     p.add_argument('--train-size', type=int, default=32)
     p.add_argument('--gpu', action='store_true',

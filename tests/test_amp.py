@@ -663,3 +663,162 @@ def test_bfloat16_training_reaches_float32_accuracy(amp_off):
     bf16 = _train_small_cnn()
     assert fp32 > 0.8, fp32
     assert bf16 >= fp32 - 0.03, (bf16, fp32)
+
+
+
+class _Residual(gluon.nn.HybridBlock):
+    """conv-BN-relu-conv-BN plus the input, relu, pooled, dense: the pieces of ResNet-18."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.conv1 = gluon.nn.Conv2D(6, 3, padding=1, in_channels=1)
+        self.bn1 = gluon.nn.BatchNorm(in_channels=6)
+        self.conv2 = gluon.nn.Conv2D(6, 3, padding=1, in_channels=6)
+        self.bn2 = gluon.nn.BatchNorm(in_channels=6)
+        self.pool = gluon.nn.GlobalAvgPool2D()
+        self.dense = gluon.nn.Dense(5, in_units=6)
+
+    def hybrid_forward(self, F, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.relu(self.bn2(self.conv2(y)) + y)
+        return self.dense(self.pool(y))
+
+
+def _torch_residual(arrays, x, labels, autocast):
+    """_Residual in torch from the same arrays (collect_params order), one training step's
+    gradients and running statistics, under torch.autocast(bfloat16) when ``autocast``."""
+    import torch
+    tnn = torch.nn
+    conv1, conv2 = tnn.Conv2d(1, 6, 3, padding=1), tnn.Conv2d(6, 6, 3, padding=1)
+    bn1, bn2, dense = tnn.BatchNorm2d(6), tnn.BatchNorm2d(6), tnn.Linear(6, 5)
+    tensors = [conv1.weight, conv1.bias, bn1.weight, bn1.bias, bn1.running_mean,
+               bn1.running_var, conv2.weight, conv2.bias, bn2.weight, bn2.bias,
+               bn2.running_mean, bn2.running_var, dense.weight, dense.bias]
+    with torch.no_grad():
+        for t, a in zip(tensors, arrays):
+            t.copy_(torch.from_numpy(a))
+    bn1.momentum = bn2.momentum = 0.1      # Gluon's 0.9 kept
+    with torch.autocast('cpu', dtype=torch.bfloat16, enabled=autocast):
+        y = torch.relu(bn1(conv1(torch.from_numpy(x))))
+        y = torch.relu(bn2(conv2(y)) + y)
+        out = dense(y.mean(dim=(2, 3)))
+    loss = tnn.functional.cross_entropy(out.float(), torch.from_numpy(labels).long(),
+                                        reduction='sum')
+    loss.backward()
+    return [t.grad.numpy() if t.requires_grad else t.detach().numpy() for t in tensors]
+
+
+@pytest.mark.parametrize('hybridize', [False, True])
+def test_bfloat16_step_computes_what_torch_autocast_computes(amp_off, hybridize):
+    """One training step of a residual block in bfloat16 AMP gives the gradients (and
+    BatchNorm's running statistics) of PyTorch's torch.autocast(bfloat16) from the same
+    weights (the same bfloat16 kernels: identical here), where float32's convolution weight
+    gradients differ by more."""
+    rs = np.random.RandomState(0)
+    x = rs.randn(16, 1, 6, 6).astype('float32') * 3
+    labels = rs.randint(0, 5, 16).astype('float32')
+    mx.random.seed(0)
+    net = _Residual()
+    net.initialize(mx.init.Xavier())
+    arrays = [p.data().asnumpy() for p in net.collect_params().values()]
+    if hybridize:
+        net.hybridize()
+    amp.init('bfloat16')
+    with autograd.record():
+        loss = gluon.loss.SoftmaxCrossEntropyLoss()(net(mx.nd.array(x)), mx.nd.array(labels))
+    loss.backward()
+    mine = [(p.grad() if p.grad_req != 'null' else p.data()).asnumpy()
+            for p in net.collect_params().values()]
+    ref = _torch_residual(arrays, x, labels, autocast=True)
+    fp32 = _torch_residual(arrays, x, labels, autocast=False)
+    names = list(net.collect_params())
+    for name, m, r, f in zip(names, mine, ref, fp32):
+        if name.endswith('running_var'):
+            continue            # MXNet's moving variance is the biased one, torch's unbiased
+        if 'conv' in name and name.endswith('bias'):
+            continue            # BatchNorm cancels it: its gradient is rounding noise
+        scale = np.abs(r).max()
+        assert np.abs(m - r).max() <= 2e-3 * scale + 1e-6, name
+        if name.endswith('weight') and 'conv' in name:
+            # float32's differ by more: the comparison tells the precisions apart
+            assert np.abs(f - r).max() > 4e-3 * scale, name
+
+
+# -- programs compiled before amp.init, the executor's monitor --------------------------------
+
+def test_programs_compiled_before_init_take_the_casts(amp_off):
+    """A hybridized block, a CachedOp and an executor compiled in float32 run with the casts
+    once amp.init has run (each program is for the table in force), and in float32 again
+    without it."""
+    x = mx.nd.ones((2, 3))
+    net = gluon.nn.Dense(4, in_units=3)
+    net.initialize()
+    net.hybridize()
+    sym = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=4, name='fc')
+    op = mx.sym.CachedOp(sym)
+    ex = sym.simple_bind(mx.cpu(), grad_req='null', data=(2, 3))
+    args = [x, net.weight.data(), net.bias.data()]
+
+    def dtypes():
+        return [net(x).dtype, op(*args).dtype, ex.forward()[0].dtype]
+
+    assert dtypes() == [np.float32] * 3
+    assert 'amp_cast' not in net.hybridized_code()
+    amp.init('bfloat16')
+    assert dtypes() == [amp.bfloat16] * 3
+    assert net.hybridized_code().count('amp_cast(') == 3
+    amp_module._deinit()
+    assert dtypes() == [np.float32] * 3
+
+
+def test_executor_monitor_sees_the_casts(amp_off):
+    """The monitored forward pass runs the graph the unmonitored one runs, the casts
+    included: MXNet reports (for a graph built after amp.init) amp_cast0..2, fc_output,
+    amp_cast3, e_output; here the casts are named after the operator that reads them."""
+    amp.init('bfloat16')
+    sym = mx.sym.exp(mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=3, name='fc'),
+                     name='e')
+    x = mx.nd.array(np.arange(8).reshape(2, 4) / 8.0)
+    w = mx.nd.array(np.linspace(-1, 1, 12).reshape(3, 4))
+    ex = sym.bind(mx.cpu(), {'data': x, 'fc_weight': w, 'fc_bias': mx.nd.zeros((3,))})
+    plain = ex.forward()[0].asnumpy()
+    seen = {}
+    ex.set_monitor_callback(lambda name, arr: seen.setdefault(name, arr))
+    out = ex.forward()[0]
+    assert list(seen) == ['fc_amp_cast0_output', 'fc_amp_cast1_output', 'fc_amp_cast2_output',
+                          'fc_output', 'e_amp_cast0_output', 'e_output']
+    assert seen['fc_output'].dtype == amp.bfloat16 and seen['e_output'].dtype == np.float32
+    np.testing.assert_array_equal(out.asnumpy(), plain)
+    # the bfloat16 product, not the float32 one
+    exact = x.asnumpy() @ w.asnumpy().T
+    assert np.abs(seen['fc_output'].astype('float32').asnumpy() - exact).max() > 1e-4
+
+
+def test_contrib_amp_imports_without_a_cycle():
+    """No module of mx.contrib.amp imports, when it is imported, a module that imports it back
+    (tools/import_graph.py's module-level graph)."""
+    import importlib.util
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location(
+        'import_graph', os.path.join(root, 'tools', 'import_graph.py'))
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    graph = tool.edges(root, module_level=True)
+    assert 'neomx.contrib.amp.lists' in graph['neomx.contrib.amp.amp']      # the edge exists
+    cycles = [c for c in tool.components(graph)
+              if len(c) > 1 and any(m.startswith('neomx.contrib.amp') for m in c)]
+    assert cycles == []
+
+
+def test_main_job_trains_in_bfloat16(amp_off):
+    """``python -m neomx.examples.train --amp bfloat16``: the same LeNet run reaches the
+    float32 run's test accuracy."""
+    from neomx.examples import train
+    args = ['--model', 'lenet', '--epochs', '2', '--batch-size', '32', '--lr', '0.3',
+            '--test-size', '300', '--no-progress']
+    fp32 = train.main(args)['lenet'][-1]['test_acc']
+    bf16 = train.main(args + ['--amp', 'bfloat16'])['lenet'][-1]['test_acc']
+    assert amp_table.table is not None and amp_table.table.target == 'bfloat16'
+    assert fp32 > 0.8, fp32
+    assert bf16 >= fp32 - 0.05, (bf16, fp32)

@@ -5,6 +5,7 @@ gradients of all copies before updating them.
 
     python -m neomx.examples.train                       # both models, all devices
     python -m neomx.examples.train --model lenet --epochs 5 --devices 1
+    python -m neomx.examples.train --model resnet18 --amp bfloat16
     python -m neomx.examples.train --help
 
 Devices: all GPUs when there are any, else two CPU devices ``cpu(0)`` and ``cpu(1)`` (each
@@ -23,6 +24,12 @@ Models (both for 28 x 28 single-channel images, 10 classes):
   stages of two residual blocks with 64, 128, 256, 512 channels, global average pooling);
   ``--resnet-width`` scales the channels down for a quicker run.
 
+``--amp bfloat16`` (or ``float16``) trains in mixed precision, as MXNet 1.9's
+``mx.contrib.amp``: ``amp.init`` before the networks are built, so that convolutions and
+dense layers read their inputs and weights in that type while the parameters, BatchNorm's
+statistics, the loss and the SGD update stay float32; float16 adds the dynamic loss scale
+(``amp.init_trainer``, ``amp.scale_loss``).
+
 Each epoch prints one row: the mean training loss, training and test accuracy, training
 throughput (samples/s) and the training time of the epoch.
 """
@@ -35,6 +42,7 @@ import numpy as np
 
 import neomx as mx
 from neomx import autograd, gluon, nd
+from neomx.contrib import amp
 from neomx.gluon import loss as gloss, nn, utils as gutils
 from neomx.gluon.data.vision import transforms
 
@@ -135,17 +143,20 @@ def _progress(iterable, total, desc, enabled):
 
 
 def train(net, name, train_iter, test_iter, ctx, epochs, lr, progress=True, max_batches=None,
-          schedule='cosine', log=print):
+          schedule='cosine', log=print, loss_scale=False):
     """Trains ``net`` on the devices ``ctx`` with SGD; returns one dict per epoch (epoch, loss,
     train_acc, test_acc, samples_per_sec, seconds). ``schedule='cosine'`` lowers the learning
     rate along a half cosine to 1% of ``lr`` at the last step, so that the last epochs settle
-    instead of jumping around the minimum as a constant rate on a small data set does."""
+    instead of jumping around the minimum as a constant rate on a small data set does.
+    ``loss_scale``: backward through AMP's dynamic loss scale (float16 AMP)."""
     steps = len(train_iter) if max_batches is None else min(len(train_iter), max_batches)
     opt_params = {'learning_rate': lr}
     if schedule == 'cosine':
         opt_params['lr_scheduler'] = mx.lr_scheduler.CosineScheduler(
             max_update=max(1, epochs * steps), base_lr=lr, final_lr=lr * 0.01)
     trainer = gluon.Trainer(net.collect_params(), 'sgd', opt_params)
+    if loss_scale:
+        amp.init_trainer(trainer)
     loss = gloss.SoftmaxCrossEntropyLoss()
     log('%-5s %8s %9s %9s %10s %7s' % ('epoch', 'loss', 'train acc', 'test acc', 'samples/s',
                                        'sec'))
@@ -164,8 +175,12 @@ def train(net, name, train_iter, test_iter, ctx, epochs, lr, progress=True, max_
             with autograd.record():
                 y_hats = [net(X) for X in Xs]
                 ls = [loss(y_hat, y) for y_hat, y in zip(y_hats, ys)]
-            for l in ls:
-                l.backward()
+            if loss_scale:
+                with amp.scale_loss(ls, trainer) as scaled:
+                    autograd.backward(scaled)
+            else:
+                for l in ls:
+                    l.backward()
             trainer.step(batch_size)
             for k, (l, y_hat, y) in enumerate(zip(ls, y_hats, ys)):
                 loss_sum[k] += l.sum()
@@ -244,6 +259,10 @@ def _parser():
                    help='stop each epoch after N batches')
     p.add_argument('--resnet-width', type=int, default=64,
                    help='channels of ResNet-18\'s first stage (default 64, as d2l)')
+    p.add_argument('--amp', choices=['bfloat16', 'float16'], default=None,
+                   help='mixed precision (mx.contrib.amp): convolutions and dense layers in '
+                        'this type, float32 parameters and updates; float16 with a dynamic '
+                        'loss scale')
     p.add_argument('--seed', type=int, default=0)
     p.add_argument('--no-progress', action='store_true', help='no progress bar')
     return p
@@ -267,6 +286,8 @@ def main(argv=None):
                      % (args.batch_size, len(ctx)))
     np.random.seed(args.seed)
     mx.random.seed(args.seed)
+    if args.amp:
+        amp.init(args.amp)      # before the networks are built, as MXNet asks
 
     train_data, test_data, info = load_data(args.data, args.data_root)
     train_data = train_data.take(args.train_size)
@@ -289,12 +310,13 @@ def main(argv=None):
         net.initialize(init=initializer(), ctx=ctx)
         if args.hybridize:
             net.hybridize()
-        print('\n%s: %d epochs, batch size %d, learning rate %g (%s)%s'
+        print('\n%s: %d epochs, batch size %d, learning rate %g (%s)%s%s'
               % (name, epochs, args.batch_size, lr, args.schedule,
-                 ', hybridized' if args.hybridize else ''))
+                 ', hybridized' if args.hybridize else '',
+                 ', %s AMP' % args.amp if args.amp else ''))
         results[name] = train(net, name, train_iter, test_iter, ctx, epochs, lr,
                               progress=not args.no_progress, max_batches=args.max_batches,
-                              schedule=args.schedule)
+                              schedule=args.schedule, loss_scale=args.amp == 'float16')
     return results
 
 

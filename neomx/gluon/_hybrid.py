@@ -24,6 +24,7 @@ from ..symbol import Symbol
 from ..symbol.cached_op import compile_program
 from ..symbol.graph import CACHED_OP, Graph, Subgraph
 from ..symbol.subgraph import has_backend
+from ..ops import amp as _amp
 from ..ops.contrib import DYNAMIC_SHAPE
 from ..symbol.monitor_names import monitor_names
 from ..util import is_np_shape, np_shape
@@ -407,14 +408,15 @@ class HybridCache:
         x = args[0]
         if len(args) == 1 and (type(x) is NDArray or isinstance(x, NDArray)):
             c = x._ctx
+            # a program holds the casts of the mixed-precision table in force (amp.init)
             key = (x._shape, x._dtype, c.device_typeid, c.device_id, mode.training,
-                   x.__class__)
+                   x.__class__, _amp.table)
             data = args
         else:
             flat, fmt = flatten(list(args), 'input')
             data = [a for a in flat if a is not None]
             try:
-                key = (mode.training, repr(fmt)) + tuple(
+                key = (mode.training, repr(fmt), _amp.table) + tuple(
                     None if a is None else (a._shape, a._dtype, a._ctx.device_typeid,
                                             a._ctx.device_id) for a in flat)
             except AttributeError:          # a Symbol among the arrays

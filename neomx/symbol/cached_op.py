@@ -17,6 +17,7 @@ import torch
 from .. import engine as _engine
 from ..base import MXNetError, mode
 from ..context import current_context
+from ..ops import amp as amp_table
 from ..ndarray.ndarray import NDArray, Storage, _make, rng_var, user_line
 from ..ndarray.run import (INTEGERS, closure, integer_gradient, merge_leaves, record_outputs,
                            shadowed)
@@ -226,7 +227,7 @@ class CachedOp:
                 raise MXNetError("CachedOp: input %s must be an NDArray, got %s"
                                  % (nm, type(a).__name__))
         ctx = args[0]._ctx if args else (default_ctx or current_context())
-        key = (mode.training, ctx) + tuple((a._shape, a._dtype) for a in args)
+        key = (mode.training, ctx, amp_table.table) + tuple((a._shape, a._dtype) for a in args)
         prog = self._programs.get(key)
         if prog is None:
             prog = self._programs[key] = compile_program(

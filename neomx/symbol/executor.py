@@ -19,6 +19,7 @@ import torch
 
 from .. import engine as _engine
 from ..base import MXNetError, dtype_name, env_int, mode
+from ..ops import amp as amp_table
 from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, user_line
 from ..ndarray.run import Kept, closure, store_gradient
 from . import passes
@@ -137,7 +138,8 @@ class Executor:
         return [by_name[nm] for nm in self._input_names]
 
     def _program(self, inputs, is_train):
-        key = (is_train,) + tuple((a._shape, a._dtype) for a in inputs)
+        # compiled with the casts of the mixed-precision table in force (amp.init)
+        key = (is_train, amp_table.table) + tuple((a._shape, a._dtype) for a in inputs)
         prog = self._programs.get(key)
         if prog is None:
             prog = self._programs[key] = compile_program(
@@ -306,8 +308,9 @@ class Executor:
         self._monitor = (callback, bool(monitor_all))
 
     def _forward_monitored(self, inputs, is_train, where):
-        graph, names = self._graph, self._input_names
+        # the program's graph, as prepared for these inputs (mixed precision's casts included)
         prog = self._program(inputs, is_train)
+        graph, names = prog.graph, prog.input_names
         trace = []              # (node, input tensors, output tensors) in execution order
 
         def monitor(node, run, args):

@@ -3,8 +3,9 @@
 Training: ``amp.init()`` puts MXNet's tables in force (``ops/amp.py``: which operators run in
 float16 or bfloat16, which in float32, which in the widest type of their inputs), for the
 rest of the process: every operator call casts its inputs as they say (``nd.*``, ``mx.np``,
-Gluon blocks), and graphs compiled afterwards (hybridized blocks, executors) read them
-through ``amp_cast``/``amp_multicast`` nodes, which ``hybridized_code()`` shows. Gradients
+Gluon blocks), and graphs (hybridized blocks, ``CachedOp``, executors) read them through
+``amp_cast``/``amp_multicast`` nodes, which ``hybridized_code()`` shows: a graph compiled
+before ``amp.init`` is compiled again with them at its next call. Gradients
 flow back through the casts; the parameters stay float32 (the optimizer updates them in
 float32).
 ``amp.init_trainer(trainer)`` gives the trainer a dynamic loss scale (``LossScaler``) and
