@@ -815,8 +815,8 @@ def test_main_job_trains_in_bfloat16(amp_off):
     """``python -m neomx.examples.train --amp bfloat16``: the same LeNet run reaches the
     float32 run's test accuracy."""
     from neomx.examples import train
-    args = ['--model', 'lenet', '--epochs', '2', '--batch-size', '32', '--lr', '0.3',
-            '--test-size', '300', '--no-progress']
+    args = ['--model', 'lenet', '--data', 'digits', '--epochs', '2', '--batch-size', '32',
+            '--lr', '0.3', '--test-size', '300', '--no-progress']
     fp32 = train.main(args)['lenet'][-1]['test_acc']
     bf16 = train.main(args + ['--amp', 'bfloat16'])['lenet'][-1]['test_acc']
     assert amp_table.table is not None and amp_table.table.target == 'bfloat16'
