@@ -294,3 +294,38 @@ def test_a_negative_layer_size_says_a_dimension_cannot_be_negative(make, shape, 
                                              r"cannot be less than 0, while received %d"
                                              % (shape, bad)):
         make()
+
+
+def _reported_failures():
+    """The messages of the failures waitall still has to report (it reports one a call)."""
+    out = []
+    while True:
+        try:
+            nd.waitall()
+            return out
+        except mx.MXNetError as e:
+            out.append(str(e))
+
+
+@pytest.mark.parametrize('hybridize', [False, True])
+def test_a_failed_prediction_leaves_batch_norm_usable(hybridize):
+    # Predicting, BatchNorm only reads its moving statistics: a forward pass that fails (on
+    # a failed input here; an interruption alike) does not fail them, and the next
+    # predictions and training steps run. MXNet writes them only in training too.
+    import numpy as np
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(3, in_units=3), mx.gluon.nn.BatchNorm(in_channels=3))
+    net.initialize()
+    if hybridize:
+        net.hybridize()
+    x = nd.array(np.eye(3))
+    want = net(x).asnumpy()
+    _reported_failures()                # (earlier tests' failures)
+    bad = nd.linalg.potrf(-x)           # fails when it runs
+    with pytest.raises(mx.MXNetError, match='_linalg_potrf'):
+        net(bad).asnumpy()
+    assert any('_linalg_potrf' in m for m in _reported_failures())
+    np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-6)
+    with mx.autograd.record():
+        net(x).sum().backward()
+    assert np.abs(net[1].running_mean.data().asnumpy()).sum() > 0     # training wrote them

@@ -422,7 +422,7 @@ class _CustomEntry(registry.Op):
     def output_names(self, attrs):
         return tuple(get_prop(attrs).list_outputs())
 
-    def mutated(self, attrs):
+    def mutated(self, attrs, is_train=True):
         return tuple(get_prop(attrs).list_auxiliary_states())
 
     def bind_inputs(self, args, kwargs, array_type):

@@ -320,7 +320,7 @@ def invoke_dense(op, inputs, attrs, out=None, ctx=None, where=None):
     mutated = ()
     if op.mutate:
         names = op.input_names(attrs, len(inputs), present_only=False)
-        mutated = [inputs[names.index(n)]._var for n in op.mutated(attrs)
+        mutated = [inputs[names.index(n)]._var for n in op.mutated(attrs, mode.training)
                    if n in names and inputs[names.index(n)] is not None]
     writes = [o._var for o in outs]
     if mutated:

@@ -348,7 +348,11 @@ class Op:
             return ('output',) if n == 1 else tuple('output%d' % i for i in range(n))
         return tuple(names(attrs) if callable(names) else names)
 
-    def mutated(self, attrs):
+    def mutated(self, attrs, is_train=True):
+        """The inputs the operator writes in place (its auxiliary states); run outside
+        training, a train-mode operator (BatchNorm's moving statistics) writes none."""
+        if self.train and not is_train:
+            return ()
         m = self.mutate
         return m(attrs) if callable(m) else m
 

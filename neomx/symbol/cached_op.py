@@ -146,7 +146,9 @@ def compile_program(graph, input_names, shapes, dtypes, ctx, is_train, name='for
                     title=title, hook=hook, device=ctx.torch_device)
     out_specs = [(inferred.shapes[n][k], inferred.dtypes[n][k] or 'float32')
                  for n, k in g.heads]
-    aux_names = {n.name for n in g.auxiliary()}
+    # the inputs it writes in this mode: predicting, BatchNorm reads its moving statistics
+    # only, and calls of the program on other threads need not wait for one another
+    aux_names = {n.name for n in g.aux_nodes(is_train).values()}
     aux = tuple(i for i, nm in enumerate(input_names) if nm in aux_names)
     rng = any(n.op is not None and n.op.rng for n in g.nodes)
     prog = Program(code, out_specs, aux, rng, _work(g, inferred), name, g)

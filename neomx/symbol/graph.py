@@ -56,13 +56,14 @@ class Node:
         """The names of the present inputs (``data``, ``weight``, ... or ``arg0, arg1``)."""
         return list(self.op.input_names(self.attrs, len(self.inputs)))
 
-    def mutated_inputs(self):
-        """Indices into ``inputs`` of the inputs this node writes in place (aux states)."""
+    def mutated_inputs(self, is_train=True):
+        """Indices into ``inputs`` of the inputs this node writes in place (aux states), in
+        training or (``is_train`` False) outside it."""
         op = self.op
         if op is None or not op.mutate:
             return ()
         names = self.input_names()
-        return tuple(names.index(m) for m in op.mutated(self.attrs) if m in names)
+        return tuple(names.index(m) for m in op.mutated(self.attrs, is_train) if m in names)
 
     def copy(self):
         return Node(self.op, self.name, dict(self.attrs), list(self.inputs), dict(self.extra))
@@ -109,11 +110,12 @@ class Graph:
     def variables(self):
         return [n for n in self.nodes if n.op is None]
 
-    def aux_nodes(self):
-        """Variables some operator writes in place (BatchNorm's moving statistics)."""
+    def aux_nodes(self, is_train=True):
+        """Variables some operator writes in place (BatchNorm's moving statistics); with
+        ``is_train`` False, those it writes outside training (none of BatchNorm's)."""
         aux = {}
         for n in self.nodes:
-            for i in n.mutated_inputs():
+            for i in n.mutated_inputs(is_train):
                 src = n.inputs[i][0]
                 if src.op is None:
                     aux[id(src)] = src
@@ -264,8 +266,12 @@ class _CachedOpEntry(Op):
     def output_names(self, attrs):
         return tuple(attrs['subgraph'].output_names())
 
-    def mutated(self, attrs):
-        return attrs['subgraph'].aux
+    def mutated(self, attrs, is_train=True):
+        sub = attrs['subgraph']
+        if is_train:
+            return sub.aux
+        written = {n.name for n in sub.graph.aux_nodes(False).values()}
+        return tuple(n for n in sub.aux if n in written)
 
     def format_attrs(self, attrs):
         return {}
