@@ -160,3 +160,31 @@ def test_run_now_refuses_inputs_with_pending_writes():
     eng.waitall()
     assert not pending(u) and not pending(v, for_write=True)
     eng.shutdown()
+
+
+def test_plans_of_operators_with_attributes_are_kept_per_attribute_values():
+    x = nd.array([[1, 5, 2], [7, 0, 3]])
+    for _ in range(2):      # the second call reads the kept plans
+        assert x.argmax(axis=1).asnumpy().tolist() == [1, 0]
+        assert x.argmax(axis=0).asnumpy().tolist() == [1, 0, 1]
+        assert x.astype('int32').dtype == np.int32
+        assert x.astype('float16').dtype == np.float16
+        assert x.sum().asnumpy().tolist() == [18]
+        assert x.sum(axis=1, keepdims=True).shape == (2, 1)
+    argmax = registry.get('argmax')
+    shapes = {k[1]: p.shape for k, p in _plans_of('argmax').items() if k[2] == (2, 3)}
+    assert shapes[tuple(argmax.parse_attrs({'axis': 1}).values())] == (2,)
+    assert shapes[tuple(argmax.parse_attrs({'axis': 0}).values())] == (3,)
+    assert {p.dtype for k, p in _plans_of('Cast').items() if k[2] == (2, 3)} >= {'int32',
+                                                                                 'float16'}
+
+
+def test_unhashable_attribute_values_are_planned_at_every_call():
+    # canonical attributes are hashable; a caller's own dict may hold a list
+    op = registry.get('tile')
+    attrs = dict(op.parse_attrs({'reps': (2, 1)}), reps=[2, 1])
+    before = len(fastpath._PLANS)
+    x = nd.array([[1, 2], [3, 4]])
+    for _ in range(2):
+        assert fastpath.call(op, x, attrs=attrs).asnumpy().tolist() == [[1, 2], [3, 4]] * 2
+    assert len(fastpath._PLANS) == before

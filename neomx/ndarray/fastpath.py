@@ -55,9 +55,10 @@ class Plan:
             self.arg)
 
 
-# (op, shape, dtype), (op, shape, shape, dtype, dtype) or (op, number, shape, dtype) -> Plan;
-# only for operators whose attributes leave the output's shape and dtype alone. Cleared when
-# the mixed precision table changes (amp.init).
+# (op, shape, dtype), (op, shape, shape, dtype, dtype) or (op, number, shape, dtype) -> Plan,
+# for operators whose attributes leave the output's shape, dtype and work alone; with the
+# attributes' values, (op, values, shape, dtype, shape or None, dtype or None), for the
+# others. Cleared when the mixed precision table changes (amp.init).
 _PLANS = {}
 # The plan of a kind of call whose inputs mixed precision casts: it takes invoke's general
 # path, where run.tensors makes the casts.
@@ -71,21 +72,28 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
     the user's line, is found only when needed."""
     if a._sparse or mode.recording or mode.tracing is not None:
         return None
+    if b is not None and (b._sparse or not (a._ctx is b._ctx or a._ctx == b._ctx)):
+        return None
     if number is not None:
         key = (op, number, a._shape, a._dtype)
+    elif attrs and op.infer_attrs != ():
+        # the attributes' values, in the operator's order (attrs are canonical): argmax(axis=1)
+        key = (op, tuple(attrs.values()), a._shape, a._dtype,
+               None if b is None else b._shape, None if b is None else b._dtype)
     elif b is None:
         key = (op, a._shape, a._dtype)
-    elif not b._sparse and (a._ctx is b._ctx or a._ctx == b._ctx):
-        key = (op, a._shape, b._shape, a._dtype, b._dtype)
     else:
-        return None
-    plan = _PLANS.get(key)
+        key = (op, a._shape, b._shape, a._dtype, b._dtype)
+    try:
+        plan = _PLANS.get(key)
+    except TypeError:   # an unhashable attribute value (a list): planned at every call
+        plan = key = None
     if plan is None:
         if not op.simple:
             return None
         plan = _plan(op, a, b, number, attrs, where)
         # 0.0 and -0.0 are one key but not one multiplier: zero is planned at every call.
-        if op.infer_attrs == () and (number is None or number):
+        if key is not None and (number is None or number):
             if len(_PLANS) >= 4096:
                 _PLANS.clear()
             _PLANS[key] = plan
