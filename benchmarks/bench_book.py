@@ -19,9 +19,10 @@ Workloads (our own code of the book's patterns):
 The four Fashion-MNIST loops read through ``DataLoader(..., num_workers=4)`` with
 ``transform_first(ToTensor())``, batch 256, as the book's ``load_data_fashion_mnist`` does.
 The images are Fashion-MNIST's files when they are in ``~/.mxnet/datasets/fashion-mnist``
-(or ``--data``), else synthetic images of the same shape and type (ten noisy class
-prototypes); the RNN's corpus is generated (10,000 characters of a random sparse bigram chain
-over 1,027 characters with Zipf frequencies). Nothing is downloaded.
+(or ``--data``; the notes give the number of images they hold), else synthetic images of the
+same shape and type (ten noisy class prototypes; ``--data none`` asks for them); the RNN's
+corpus is generated (10,000 characters of a random sparse bigram chain over 1,027 characters
+with Zipf frequencies). Nothing is downloaded.
 
 Variants, each in a process of its own kept for the whole run and told over a pipe when to take
 its turn (each round runs every variant once, in a new seeded random order; each figure is the
@@ -712,6 +713,7 @@ def serve(framework, path, data_file):
         P = Phases()
         settle()
         gc.collect()
+        h0 = _thread_cpu()
         k0 = _children_cpu()
         c0, t0 = time.process_time(), time.perf_counter()
         if mx is not None:
@@ -721,8 +723,30 @@ def serve(framework, path, data_file):
         settle()
         t1, c1 = time.perf_counter(), time.process_time()
         gc.collect()        # the loaders end their worker processes, which count once reaped
+        h1 = _thread_cpu()
+        busiest = sorted(((h1[t] - h0.get(t, 0.0), t) for t in h1), reverse=True)[:4]
         print(json.dumps({'wall': t1 - t0, 'cpu': c1 - c0, 'workers_cpu': _children_cpu() - k0,
+                          'threads_cpu': [round(c, 2) for c, _ in busiest],
                           'phases': P.t, 'result': result}, default=float), flush=True)
+
+
+def _thread_cpu():
+    """CPU seconds of each of this process's threads (Linux; empty elsewhere): which threads
+    a run's CPU went to (the front end, an engine worker, OpenMP helpers)."""
+    out = {}
+    try:
+        tids = os.listdir('/proc/self/task')
+    except OSError:
+        return out
+    tick = os.sysconf('SC_CLK_TCK')
+    for tid in tids:
+        try:
+            with open('/proc/self/task/%s/stat' % tid) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+            out[tid] = (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
 
 
 def _children_cpu():
@@ -879,7 +903,7 @@ def main():
             'Fashion-MNIST loops: %d epoch(s) of %d training images (LeNet: %d) and a pass over '
             '%d test images per run, batch 256, DataLoader with 4 workers (%s data); RNN: %d '
             'epochs of a 10,000-character generated corpus (8 batches of 32 x 35 steps per epoch)'
-            % (args.epochs, args.train, min(args.bn_train, args.train), args.test, source,
+            % (args.epochs, len(xtr), min(args.bn_train, len(xtr)), len(xte), source,
                args.rnn_epochs),
             'load average (1 min) before %s, after %s; during the runs %.1f-%.1f (median %.1f)'
             % (load_before, load_after, min(loads), max(loads), statistics.median(loads)),
@@ -930,9 +954,10 @@ def main():
                     out = variants[n].run(w, epochs, r + 1)
                     out['load'] = os.getloadavg()[0]
                     results.setdefault((w, n), []).append(out)
-                    print('%s %s round %d: %.2f s (cpu %.2f + workers %.2f, load %.1f)' % (
-                        w, n, r, out['wall'], out['cpu'], out['workers_cpu'], out['load']),
-                        file=sys.stderr, flush=True)
+                    print('%s %s round %d: %.2f s (cpu %.2f + workers %.2f, load %.1f; busiest '
+                          'threads %s)' % (w, n, r, out['wall'], out['cpu'], out['workers_cpu'],
+                                           out['load'], out.get('threads_cpu')),
+                          file=sys.stderr, flush=True)
         finally:
             for v in variants.values():
                 v.close()
