@@ -367,8 +367,8 @@ def test_relu_runs_in_place_only_on_values_nothing_else_reads(layout):
                         if p.grad_req != 'null'])
     src = _hybrid.hybridized_code(nets[1])
     assert src.count('relu_(') == 2, src     # after the BatchNorm and after the sum
-    for want, got in zip(*results):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    for want, got in zip(*results):     # (gradients through BatchNorm: float32 sums in
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)   # another order)
     with autograd.predict_mode():
         np.testing.assert_allclose(nets[1](x)[0].asnumpy(), nets[0](x)[0].asnumpy(),
                                    rtol=1e-5, atol=1e-6)
@@ -607,7 +607,7 @@ def test_long_parameter_names_in_generated_signature():
     x = nd.random.normal(shape=(2, 4))
     eager = net(x).asnumpy()
     net.hybridize()
-    np.testing.assert_allclose(net(x).asnumpy(), eager, rtol=1e-6)
+    np.testing.assert_allclose(net(x).asnumpy(), eager, rtol=1e-5, atol=1e-6)
     code = net.hybridized_code()
     compile(code, '<generated>', 'exec')
     assert all(name.replace('.', '_') in code or name in code
