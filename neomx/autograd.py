@@ -25,7 +25,7 @@ import torch
 
 from . import engine as _engine
 from .base import MXNetError, mode
-from .ndarray.ndarray import NDArray, Storage, _make, _op, in_array_class, user_line
+from .ndarray.ndarray import NDArray, Storage, _make, _op, in_array_class
 from .ndarray.sparse import zeros as sparse_zeros
 from .ndarray.run import (RELEASED, closure, leaf, record_outputs, recording, shadow_tensor,
                           store_gradient)
@@ -99,7 +99,6 @@ def mark_variables(variables, gradients, grad_reqs='write'):
     if not len(variables) == len(gradients) == len(grad_reqs):
         raise MXNetError("mark_variables: %d variables, %d gradients and %d grad_reqs"
                          % (len(variables), len(gradients), len(grad_reqs)))
-    where = user_line()
     for x, g, req in zip(variables, gradients, grad_reqs):
         if req not in ('write', 'add', 'null'):
             raise MXNetError("grad_req must be 'write', 'add' or 'null', got %r" % (req,))
@@ -130,7 +129,7 @@ def mark_variables(variables, gradients, grad_reqs='write'):
             var.tensor = t.requires_grad_(True) if differentiable else t
             if integer:
                 var.shadow = leaf(t)
-        _engine.push(fn, [var], [var], x._ctx, '_mark_variable', where)
+        _engine.push(fn, [var], [var], x._ctx, '_mark_variable')
 
 
 def _heads(heads, head_grads):
@@ -290,7 +289,6 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     heads, head_grads, leaves = _heads(heads, head_grads)
     nodes = _graph(heads)
     leaves = sorted((lv for lv in (r() for r in leaves) if lv is not None), key=id)
-    where = user_line()
     reads = [h._var for h in heads] + [g._var for g in head_grads if g is not None] + leaves
     targets = [lv for lv in leaves if lv.grad_req != 'null' and lv.grad is not None]
     # the buffers and requests as they are now: attach_grad before the operation runs gives
@@ -318,7 +316,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             g = _materialised(t.grad, t)
             t.grad = None
             store_gradient(buf, g, req, like=t)
-    _engine.push(fn, reads, writes, heads[0]._ctx, '_backward', where)
+    _engine.push(fn, reads, writes, heads[0]._ctx, '_backward')
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
@@ -336,7 +334,6 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     if retain_graph is None:
         retain_graph = create_graph
     nodes = _graph(heads)
-    where = user_line()
     # each gradient in its variable's class (mx.np.ndarray for an mx.np.ndarray)
     outs = [in_array_class(_make(Storage(), v._shape, v._dtype, v._ctx), type(v))
             for v in variables]
@@ -372,7 +369,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
                 with recording(create_graph):     # in the new graph
                     g = g.reshape(o._shape)
             o._var.tensor = g if g.layout is torch.strided else g.to_dense()
-    _engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad', where)
+    _engine.push(fn, reads, [o._var for o in outs], heads[0]._ctx, '_grad')
     return outs     # a list even for a single variable, as in MXNet
 
 
@@ -459,7 +456,6 @@ class Function:
         results = [in_array_class(_make(Storage(), o._shape, o._dtype, o._ctx), type(o))
                    for o in outs]
         rec = record_outputs([r._var for r in results], [x._var for x in inputs], leaves)
-        where = user_line()
 
         class _Bridge(torch.autograd.Function):
             @staticmethod
@@ -478,6 +474,5 @@ class Function:
 
         fn = closure(_Bridge.apply, inputs, results, rec=rec)
         _engine.push(fn, [x._var for x in inputs] + [o._var for o in outs],
-                             [r._var for r in results], inputs[0]._ctx, type(self).__name__,
-                             where)
+                     [r._var for r in results], inputs[0]._ctx, type(self).__name__)
         return results[0] if single else results

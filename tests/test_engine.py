@@ -128,7 +128,7 @@ def _random_raw_program(eng, seed, n_ops, n_vars=8, check_waits=True):
         fn = rec.op(ident, reads, writes, sleep)
         ctx, copy = rng.choice(TARGETS)
         eng.push(fn, [rec.vars[k] for k in reads], [rec.vars[k] for k in writes], ctx,
-                 'op%d' % ident, None, copy, rng.random() < 0.5)
+                 'op%d' % ident, copy=copy, work=rng.random() < 0.5)
         if check_waits and rng.random() < 0.05:
             k = rng.randrange(n_vars)
             if rng.random() < 0.5:
@@ -193,8 +193,8 @@ def test_pushing_threads_and_waiters_share_workers():
                     fn = rec.op(ident, chosen[:split], chosen[split:],
                                 rng.choice([0, 0, 0.0005]))
                     eng.push(fn, [rec.vars[k] for k in chosen[:split]],
-                             [rec.vars[k] for k in chosen[split:]], ctx, 'op', None, copy,
-                             rng.random() < 0.5)
+                             [rec.vars[k] for k in chosen[split:]], ctx, 'op', copy=copy,
+                             work=rng.random() < 0.5)
         except BaseException as e:  # pragma: no cover - reported below
             failures.append(repr(e))
 
@@ -545,13 +545,14 @@ def test_error_in_raw_push_and_errors_on_two_devices():
 
     def boom():
         raise ValueError('boom in a kernel')
-    eng.push(boom, [], [v0], mx.cpu(0), 'first_op', ('model.py', 12))
+    line = sys._getframe().f_lineno + 1
+    eng.push(boom, [], [v0], mx.cpu(0), 'first_op')     # the error names this line
     eng.push(lambda: None, [v0], [v1], mx.cpu(1), 'reader_on_cpu1')
     eng.push(lambda: None, [], [v2], mx.cpu(1), 'independent')
     with pytest.raises(EngineError) as info:
         eng.wait_for_var(v1)
     assert info.value.op_name == 'first_op'
-    assert 'model.py, line 12' in str(info.value)
+    assert '(pushed at %s, line %d)' % (__file__, line) in str(info.value)
     assert isinstance(info.value.original, ValueError)
     eng.wait_for_var(v2)
     with pytest.raises(EngineError, match='first_op'):
@@ -965,7 +966,7 @@ def test_ctrl_c_in_an_operation_run_by_the_main_thread_reaches_the_caller(path, 
         elif path == 'fast':        # the tiny-operation hot path
             with pytest.raises(kind):
                 eng.run_now(lambda x: _interrupt(), torch.zeros(1), None, later, None, v,
-                            'interrupted')
+                            mx.cpu(0), 'interrupted', 1)
         else:
             with pytest.raises(kind):
                 eng.push(_interrupt, [], [v], mx.cpu(0), 'interrupted', work=1)
@@ -1313,3 +1314,10 @@ def test_end_helper_threads_ends_the_idle_openmp_helpers():
     assert ended <= before - 2, (before, ended)
     assert again == ended + 1 and ok and final == ended, (ended, again, final)
     assert same
+
+
+def test_stream_of_is_none_where_operations_run_on_no_stream_of_their_own():
+    """``engine.stream_of``: a CPU's operations have no CUDA stream, and the naive engine runs
+    every operation on the current stream (a GPU's stream is checked by the gpu tests)."""
+    assert mx.engine.stream_of(mx.cpu(0)) is None
+    assert NaiveEngine().stream_of(mx.gpu(0)) is None

@@ -13,6 +13,8 @@ from neomx.engine.var import pending
 from neomx.ndarray import fastpath
 from neomx.ops import registry
 
+CPU = mx.cpu(0)
+
 
 def _plans_of(op_name):
     op = registry.get(op_name)
@@ -130,21 +132,32 @@ def test_run_now_runs_the_closure_only_when_nothing_is_pending(make):
     eng = make()
     v = Var()
     out = Var()
-    assert eng.run_now(max, 1, 2, v, None, out, 'tiny') == 2
-    assert eng.run_now(lambda a: a / 0, 1, None, v, None, out, 'tiny_div') is None     # ran, and failed
+    assert eng.run_now(max, 1, 2, v, None, out, CPU, 'tiny', 1) == 2
+    assert eng.run_now(lambda a: a / 0, 1, None, v, None, out, CPU, 'tiny_div', 1) is None     # ran, and failed
     with pytest.raises(EngineError, match='tiny_div failed: ZeroDivisionError'):
         eng.wait_for_var(out)
     # A failed input: not run (pushing it propagates the error instead).
-    assert eng.run_now(lambda a: a / 0, 1, None, Var(), None, v, 'fail_v') is None
-    assert eng.run_now(max, 1, 2, Var(), v, Var(), 'tiny') is NOT_NOW
+    assert eng.run_now(lambda a: a / 0, 1, None, Var(), None, v, CPU, 'fail_v', 1) is None
+    assert eng.run_now(max, 1, 2, Var(), v, Var(), CPU, 'tiny', 1) is NOT_NOW
     with pytest.raises(EngineError):
         eng.wait_for_var(v)
-    assert eng.run_now(max, 1, 2, v, None, Var(), 'tiny') is NOT_NOW   # failed until written
+    assert eng.run_now(max, 1, 2, v, None, Var(), CPU, 'tiny', 1) is NOT_NOW   # failed until written
     eng.push(lambda: None, [], [v], mx.cpu(0), 'rewrite', work=1)  # written again ...
-    assert eng.run_now(max, 1, 2, v, None, Var(), 'tiny') == 2     # ... readable again
+    assert eng.run_now(max, 1, 2, v, None, Var(), CPU, 'tiny', 1) == 2     # ... readable again
     eng.trace = []                      # profiling: every operation goes through push
-    assert eng.run_now(max, 1, 2, Var(), None, Var(), 'tiny') is NOT_NOW
+    assert eng.run_now(max, 1, 2, Var(), None, Var(), CPU, 'tiny', 1) is NOT_NOW
     eng.trace = None
+    eng.shutdown()
+
+
+@pytest.mark.parametrize('make', [ThreadedEngine, NaiveEngine])
+def test_run_now_leaves_to_push_what_push_would_not_run_at_once(make):
+    """An operation of ``inline_work`` or more, or one on a GPU, is pushed: run_now checks
+    the work and the device itself, as push does."""
+    eng = make()
+    assert eng.run_now(max, 1, 2, Var(), None, Var(), CPU, 'tiny', eng.inline_work - 1) == 2
+    assert eng.run_now(max, 1, 2, Var(), None, Var(), CPU, 'big', eng.inline_work) is NOT_NOW
+    assert eng.run_now(max, 1, 2, Var(), None, Var(), mx.gpu(0), 'on_gpu', 1) is NOT_NOW
     eng.shutdown()
 
 
@@ -154,8 +167,8 @@ def test_run_now_refuses_inputs_with_pending_writes():
     v, u = Var(), Var()
     eng.push(gate.wait, [v], [u], mx.cpu(0), 'reader')     # reads v, writes u: queued
     assert pending(u) and not pending(v) and pending(v, for_write=True)
-    assert eng.run_now(max, 1, 2, u, None, Var(), 'read_u') is NOT_NOW     # u is being written
-    assert eng.run_now(max, 3, 4, Var(), v, Var(), 'read_v') == 4           # reads may share
+    assert eng.run_now(max, 1, 2, u, None, Var(), CPU, 'read_u', 1) is NOT_NOW     # u is being written
+    assert eng.run_now(max, 3, 4, Var(), v, Var(), CPU, 'read_v', 1) == 4           # reads may share
     gate.set()
     eng.waitall()
     assert not pending(u) and not pending(v, for_write=True)

@@ -1,4 +1,7 @@
-"""The dependency engine: ``push(fn, reads, writes, ctx, name)`` is the whole interface.
+"""The dependency engine: ``push(fn, reads, writes, ctx, name)`` is the whole interface, with
+two hints for the scheduling policy (``work=``, ``copy=``); ``wait_for_var`` and ``waitall``
+synchronise. Beside it, for the kernel path only: ``run_now`` (a tiny operation at once, without
+a closure) and ``stream_of`` (the CUDA stream a device's operations run on).
 
 The policy is chosen by ``NEOMX_ENGINE_TYPE`` (or ``MXNET_ENGINE_TYPE``): ``ThreadedEngine``
 (default) or ``NaiveEngine``; ``set_engine_type`` switches it at run time.
@@ -12,13 +15,13 @@ import contextlib
 import os
 
 from ..base import MXNetError, env_str
-from .engine import EngineError, NaiveEngine, ThreadedEngine
+from .engine import NOT_NOW, EngineError, NaiveEngine, ThreadedEngine
 from .memory import keep_freed_memory
 from .threads import LIGHT_WORK, PARALLEL_WORK, cpu_budget, end_idle_helpers
 from .var import Var, track
 
 __all__ = ['Var', 'EngineError', 'ThreadedEngine', 'NaiveEngine', 'current', 'push',
-           'wait_for_var', 'waitall', 'engine_type', 'set_engine_type', 'engine_scope',
+           'run_now', 'NOT_NOW', 'stream_of', 'wait_for_var', 'waitall', 'engine_type', 'set_engine_type', 'engine_scope',
            'set_bulk_size', 'bulk', 'cpu_budget', 'track', 'end_helper_threads']
 
 _TYPES = {'ThreadedEngine': ThreadedEngine, 'ThreadedEnginePerDevice': ThreadedEngine,
@@ -74,7 +77,8 @@ if hasattr(os, 'register_at_fork'):
 
 
 def current():
-    """The engine in use."""
+    """The engine object in use (the profiler sets its ``trace``; tests look at its state).
+    Pushing goes through ``push``/``run_now``, which look the engine up at each call."""
     return _engine
 
 
@@ -126,10 +130,29 @@ def engine_scope(kind):
     set_engine_type(old)
 
 
-def push(fn, reads, writes, ctx, name, where=None, copy=False, work=None):
-    """Queues ``fn`` on ``ctx`` after the earlier operations on ``reads`` and ``writes``;
-    ``work`` estimates its size (see ``ThreadedEngine.push``)."""
-    return _engine.push(fn, reads, writes, ctx, name, where, copy, work)
+def push(fn, reads, writes, ctx, name, *, work=None, copy=False):
+    """Queues ``fn`` on ``ctx`` after the earlier operations on ``reads`` and ``writes``
+    (DESIGN.md's interface). Two hints for the scheduling policy, which tracking ignores:
+    ``work`` estimates the operation's size (multiply-adds or elements; None: large), which
+    decides whether it runs at once, wakes a worker and how many threads its kernel gets;
+    ``copy`` runs it on ``ctx``'s copy worker (a copy into ``ctx``, overlapping computation).
+    An error of ``fn`` names ``name`` and the caller's line outside neomx."""
+    return _engine.push(fn, reads, writes, ctx, name, work=work, copy=copy)
+
+
+def run_now(fn, x, y, xv, yv, out, ctx, name, work):
+    """``fn(x)`` (``fn(x, y)`` unless ``y`` is None) now, in this thread, if ``push`` would run
+    the operation at once (tiny ``work`` on a CPU, nothing pending on the Vars ``xv``/``yv`` it
+    reads); else ``NOT_NOW``, and the caller pushes it. ``out`` is the new Var it writes (its
+    error is stored there). The hot path of tiny operations (``Engine.run_now``)."""
+    return _engine.run_now(fn, x, y, xv, yv, out, ctx, name, work)
+
+
+def stream_of(ctx):
+    """The CUDA stream ``ctx``'s operations run on, or None (a CPU, or NaiveEngine, which runs
+    them on the current stream): a copy made on a copy worker's stream is recorded on it for
+    the allocator (``ndarray.copy_into``)."""
+    return _engine.stream_of(ctx)
 
 
 def wait_for_var(var, for_write=False):

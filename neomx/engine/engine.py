@@ -98,6 +98,10 @@ def _frames_as_text(err):
 
 
 NOT_NOW = object()   # what Engine.run_now returns when the operation must be pushed
+# The ``where`` of an operation run inside ``push``: its error is stored while the pushing call
+# is on the stack, so the user's line is found then (``_store``), not at every push. Walking
+# the stack costs about a microsecond under a Gluon layer; most operations never fail.
+HERE = object()
 
 
 class Engine:
@@ -143,17 +147,18 @@ class Engine:
             self._fail(writes, name, where, exc)
 
     # -- tiny operations at once ------------------------------------------------------------
-    def run_now(self, fn, x, y, xv, yv, out, name):
+    def run_now(self, fn, x, y, xv, yv, out, ctx, name, work):
         """Runs ``fn(x)``, or ``fn(x, y)`` when ``y`` is not None, at once in this thread if
-        that is what ``push`` would do with a tiny operation reading the Var ``xv`` (and ``yv``
-        unless None) and writing the new Var ``out`` (nothing pushed on it yet): not profiling,
-        nothing pending on its inputs and no failed input. Returns what ``fn`` returns, or
-        ``NOT_NOW`` when it did not run (then push the operation). An error is stored on ``out``
-        (the result is then None) and raised at the next synchronisation, as push's. Without a
-        closure or a queue entry, and with the arguments spelled out rather than in tuples: the
-        hot path of tiny operations (``ndarray.fastpath``), whose caller has checked the work
-        against ``inline_work``, the device (a CPU) and that the operation needs no autograd."""
-        if self.trace is not None:
+        that is what ``push`` would do with the operation reading the Var ``xv`` (and ``yv``
+        unless None) and writing the new Var ``out`` (nothing pushed on it yet) on ``ctx``: a
+        tiny one (``work`` below ``inline_work``) on a CPU, not profiling, nothing pending on
+        its inputs and no failed input. Returns what ``fn`` returns, or ``NOT_NOW`` when it
+        did not run (then push the operation). An error is stored on ``out`` (the result is
+        then None) and raised at the next synchronisation, as push's. Without a closure or a
+        queue entry, and with the arguments spelled out rather than in tuples: the hot path of
+        tiny operations (``ndarray.run.plain``), whose caller has checked that the operation
+        needs no autograd."""
+        if work >= self.inline_work or ctx.device_typeid == 2 or self.trace is not None:
             return NOT_NOW
         # Under the push lock: no operation on the Vars can be pushed, and so start, between
         # the check that nothing is pending and fn.
@@ -189,6 +194,8 @@ class Engine:
         signal handler's exception; only the main thread gets them, while it runs an operation
         itself) is raised to the caller at once instead (``_fail``), as the user asked, so
         waitall does not raise it again."""
+        if where is HERE:
+            where = user_line()
         err = exc if isinstance(exc, EngineError) else engine_error(name, where, exc)
         err.__cause__ = exc if err is not exc else exc.__cause__
         _frames_as_text(err)
@@ -498,9 +505,11 @@ class ThreadedEngine(Engine):
         """The CUDA stream of ``ctx``'s compute worker (None on CPU)."""
         return self.worker(ctx).stream
 
-    def push(self, fn, reads, writes, ctx, name, where=None, copy=False, work=None):
+    def push(self, fn, reads, writes, ctx, name, *, work=None, copy=False):
         """Queues ``fn`` to run on ``ctx``'s worker (its copy worker with ``copy``) once the
-        earlier operations on ``reads`` and ``writes`` are complete; returns at once. A tiny
+        earlier operations on ``reads`` and ``writes`` are complete; returns at once. An error
+        of ``fn`` names ``name`` and the caller's line outside neomx (``base.user_line``), the
+        user's line that pushed it. A tiny
         operation (below ``inline_work``) whose Vars have nothing pending, pushed while the
         device's worker is idle, is not queued: it runs now, in this thread, which costs less
         than the queue would (its errors still wait for the next synchronisation).
@@ -511,6 +520,7 @@ class ThreadedEngine(Engine):
         arrives, or someone waits for one (and, finding the worker idle, runs them). Handing a
         tiny operation to another thread costs more than running it. Operations below
         ``PARALLEL_WORK`` run their kernel on one thread."""
+        where = HERE        # the user's line is found at push for a queued operation (below)
         if _local.in_worker:
             # Pushed by an operation while it runs (a custom Function's backward): the worker
             # is busy with that operation, so run this one now, in order.
@@ -539,6 +549,7 @@ class ThreadedEngine(Engine):
                         finally:
                             w.exec_lock.release()
         w = (self._copy if copy else self._compute).get(ctx.key) or self.worker(ctx, copy)
+        where = user_line()
         with self._lock:
             seq = w.pushed + 1
             w.pushed = seq
@@ -603,7 +614,8 @@ class NaiveEngine(Engine):
         self._seen = set()
         self._threads = 0
 
-    def push(self, fn, reads, writes, ctx, name, where=None, copy=False, work=None):
+    def push(self, fn, reads, writes, ctx, name, *, work=None, copy=False):
+        where = HERE        # runs now: an error finds the user's line while it is on the stack
         if ctx not in self._seen:
             ctx.torch_device
             self._seen.add(ctx)
@@ -625,6 +637,10 @@ class NaiveEngine(Engine):
                                    time.perf_counter_ns()))
         finally:
             torch._C._set_grad_enabled(grad_was)
+
+    def stream_of(self, ctx):
+        """None: operations run inline, on the current stream."""
+        return None
 
     def wait_for_var(self, var, for_write=False):
         if var.error is not None:

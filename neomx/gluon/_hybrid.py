@@ -17,7 +17,7 @@ import inspect
 import warnings
 
 from ..base import MXNetError, mode
-from ..ndarray.ndarray import NDArray, from_tensor, user_line
+from ..ndarray.ndarray import NDArray, from_tensor
 from ..ndarray.run import merge_leaves
 from .. import symbol as _symbol
 from ..symbol import Symbol
@@ -457,7 +457,7 @@ class HybridCache:
         if mode.recording:
             leaves = self._leaves(entry, data)
             recipe = self._recipe(entry, data)
-        outs = entry.program.call(data, entry.pvars, data[0]._ctx, user_line(), leaves, recipe)
+        outs = entry.program.call(data, entry.pvars, data[0]._ctx, leaves, recipe)
         classes = entry.out_classes
         if classes is not None:         # a deferred-compute graph: the classes it produced
             for o, c in zip(outs, classes):

@@ -20,7 +20,7 @@ from .. import engine as _engine
 from .. import ndarray as nd
 from ..base import MXNetError
 from ..ndarray import NDArray
-from ..ndarray.ndarray import empty_like_spec, new_array, user_line
+from ..ndarray.ndarray import empty_like_spec, new_array
 from .data._download import check_sha1 as _check_sha1, fetch as _fetch, repo_url as _repo_url
 
 __all__ = ['split_data', 'split_and_load', 'clip_global_norm', 'check_sha1', 'download',
@@ -71,12 +71,11 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
     return [s.as_in_context(ctx) for s, ctx in zip(slices, ctx_list)]
 
 
-def _push(fn, reads, writes, ctx, name, where):
-    _engine.push(fn, [a._var for a in reads], [a._var for a in writes], ctx, name,
-                         where)
+def _push(fn, reads, writes, ctx, name):
+    _engine.push(fn, [a._var for a in reads], [a._var for a in writes], ctx, name)
 
 
-def _sum_of_squares(arrays, ctx, where):
+def _sum_of_squares(arrays, ctx):
     """A (1,) float32 array on ``ctx`` holding the sum of the squared elements of ``arrays``
     (all on ``ctx``), computed by one engine operation."""
     out = empty_like_spec((1,), 'float32', ctx)
@@ -89,7 +88,7 @@ def _sum_of_squares(arrays, ctx, where):
                 x = x.float()
             parts.append(torch.dot(x, x).float())
         out._var.tensor = torch.stack(parts).sum().reshape(1)
-    _push(fn, arrays, [out], ctx, 'clip_global_norm', where)
+    _push(fn, arrays, [out], ctx, 'clip_global_norm')
     return out
 
 
@@ -108,7 +107,6 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     """
     if len(arrays) == 0:
         raise MXNetError("clip_global_norm: no arrays given")
-    where = user_line()
     groups = OrderedDict()
     for a in arrays:
         if not isinstance(a, NDArray):
@@ -118,7 +116,7 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     ctx = arrays[0].context
     total = None
     for c, group in groups.items():
-        part = _sum_of_squares(group, c, where).as_in_context(ctx)
+        part = _sum_of_squares(group, c).as_in_context(ctx)
         total = part if total is None else total + part
     total = nd.sqrt(total)
     if check_isfinite and not np.isfinite(total.asscalar()):
@@ -132,7 +130,7 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
             scale = torch.clamp(max_norm / (norm._tensor() + 1e-8), max=1.0)
             ts = [a._tensor(write=True) for a in group]
             torch._foreach_mul_(ts, scale.reshape(()).to(ts[0].dtype))
-        _push(fn, [norm] + group, group, c, 'clip_global_norm', where)
+        _push(fn, [norm] + group, group, c, 'clip_global_norm')
     return total.asscalar() if check_isfinite else total
 
 

@@ -54,7 +54,6 @@ from .. import profiler as _profiler
 from ..base import MXNetError, env_int, env_str
 from ..context import cpu
 from ..engine import Var
-from ..ndarray.ndarray import user_line
 from . import DIST_KINDS
 from . import progress as _progress
 from .local import LocalKVStore, _out_tensor
@@ -458,7 +457,7 @@ class DistKVStore(LocalKVStore):
         return self._home
 
     def _push_comm(self, fn, reads, writes, name):
-        _engine.push(fn, reads, writes, self._home_ctx(), name, user_line())
+        _engine.push(fn, reads, writes, self._home_ctx(), name)
 
     # -- the store's methods ---------------------------------------------------------------
     def _init(self, keys, values):

@@ -21,7 +21,6 @@ from .. import engine as _engine
 from ..base import dtype_torch
 from ..context import cpu
 from ..ndarray import zeros
-from ..ndarray.ndarray import user_line
 from .base import KVStore
 
 __all__ = ['LocalKVStore']
@@ -36,7 +35,7 @@ def _out_tensor(arr):
     return arr._tensor(write=True)
 
 
-def _copy_op(pairs, ctx, name, where, copy):
+def _copy_op(pairs, ctx, name, copy):
     """Pushes one operation on ``ctx`` copying each ``(src, dst)`` of ``pairs``."""
     reads = [s._var for s, _ in pairs]
     writes = [d._var for _, d in pairs]
@@ -44,7 +43,7 @@ def _copy_op(pairs, ctx, name, where, copy):
     def fn():
         for s, d in pairs:
             _out_tensor(d).copy_(s._tensor(), non_blocking=True)
-    _engine.push(fn, reads, writes, ctx, name, where, copy=copy)
+    _engine.push(fn, reads, writes, ctx, name, copy=copy)
 
 
 class LocalKVStore(KVStore):
@@ -118,7 +117,6 @@ class LocalKVStore(KVStore):
 
     def _reduce(self, keys, lists):
         self._assign_merge_contexts(keys, lists)
-        where = user_line()
         by_merge = {}
         merged = []
         for k, vals in zip(keys, lists):
@@ -127,7 +125,7 @@ class LocalKVStore(KVStore):
             merged.append(target)
             by_merge.setdefault(m, []).append((k, target, vals))
         for m, items in by_merge.items():
-            self._sum_on(m, items, where)
+            self._sum_on(m, items)
         self._reduce_workers(keys, merged)
         if self._updater is not None:
             # The updater needs the weight where the gradient is.
@@ -136,11 +134,11 @@ class LocalKVStore(KVStore):
                     self._store[k] = self._store[k].copyto(t.context)
         return merged
 
-    def _sum_on(self, m, items, where):
+    def _sum_on(self, m, items):
         """Sums the values of each item into its target with one operation on ``m``, after
         copying the values held on other devices into staging buffers on ``m``."""
         if self._compression is not None:
-            items = self._quantize(items, where)
+            items = self._quantize(items)
         dev = m.torch_device
         copies = {}
         sources = []
@@ -155,7 +153,7 @@ class LocalKVStore(KVStore):
                     srcs.append(buf)
             sources.append(srcs)
         for pairs in copies.values():
-            _copy_op(pairs, m, '_kvstore_stage', where, copy=True)
+            _copy_op(pairs, m, '_kvstore_stage', copy=True)
         targets = [t for _, t, _ in items]
         reads = [s._var for srcs in sources for s in srcs]
         writes = [t._var for t in targets]
@@ -167,9 +165,9 @@ class LocalKVStore(KVStore):
             for j in range(1, width):
                 rows = [i for i, srcs in enumerate(sources) if len(srcs) > j]
                 torch._foreach_add_([ts[i] for i in rows], [sources[i][j]._tensor() for i in rows])
-        _engine.push(fn, reads, writes, m, '_kvstore_reduce', where)
+        _engine.push(fn, reads, writes, m, '_kvstore_reduce')
 
-    def _quantize(self, items, where):
+    def _quantize(self, items):
         """The items with each value replaced by its 2-bit quantisation (see
         ``set_gradient_compression``), computed on the value's device, one operation per
         device."""
@@ -197,8 +195,7 @@ class LocalKVStore(KVStore):
                     qt.masked_fill_(rt <= -t, -t)
                     rt.sub_(qt)
             _engine.push(fn, [v._var for v, _, _ in triples],
-                                 [a._var for _, r, q in triples for a in (r, q)], ctx,
-                                 '_kvstore_quantize', where)
+                         [a._var for _, r, q in triples for a in (r, q)], ctx, '_kvstore_quantize')
         return out
 
     def _reduce_workers(self, keys, merged):
@@ -210,11 +207,10 @@ class LocalKVStore(KVStore):
             self._store[k] = t
 
     def _pull(self, keys, out_lists):
-        where = user_line()
         groups = {}
         for k, outs in zip(keys, out_lists):
             src = self._store[k]
             for o in outs:
                 groups.setdefault((src.context, o.context), []).append((src, o))
         for (sctx, dctx), pairs in groups.items():
-            _copy_op(pairs, dctx, '_kvstore_pull', where, copy=sctx != dctx)
+            _copy_op(pairs, dctx, '_kvstore_pull', copy=sctx != dctx)

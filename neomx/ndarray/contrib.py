@@ -242,7 +242,6 @@ def _multi_adamw(where, weights, grads, means, vars_, masters, rescale_grad, out
     """One engine operation stepping every weight of the lists (the multi-tensor update)."""
     import torch
     from .. import engine as _engine
-    from .ndarray import user_line
     n = len(weights)
     lists = [grads, means, vars_] + ([masters] if masters is not None else [])
     if any(len(x) != n for x in lists) or not (len(lrs) == len(wds) == len(etas) == n):
@@ -270,7 +269,7 @@ def _multi_adamw(where, weights, grads, means, vars_, masters, rescale_grad, out
                 if masters is not None:
                     masters[i]._tensor(True).copy_(new)
                 targets[i]._tensor(True).copy_(new)
-    _engine.push(fn, reads, writes, weights[0].context, where, user_line())
+    _engine.push(fn, reads, writes, weights[0].context, where)
     return targets
 
 

@@ -12,8 +12,7 @@ from ..context import current_context
 from ..ops import registry
 from ..ops.layout import dense
 from .gen import parse_ctx
-from .ndarray import (NDArray, Storage, _binary, _check_writable, _make, from_tensor, invoke,
-                      user_line)
+from .ndarray import NDArray, Storage, _binary, _check_writable, _make, from_tensor, invoke
 from .run import store_into
 
 __all__ = ['array', 'empty', 'zeros', 'ones', 'full', 'arange', 'eye', 'linspace', 'from_numpy',
@@ -28,7 +27,7 @@ def _ctx(ctx):
     return parse_ctx(ctx) or current_context()
 
 
-def _from_host(tensor, ctx, where):
+def _from_host(tensor, ctx):
     """An array on ``ctx`` holding the host tensor ``tensor`` (owned by the new array)."""
     ctx = _ctx(ctx)
     # NumPy calls an array C-contiguous whatever the strides of its axes of length 1: a
@@ -42,7 +41,7 @@ def _from_host(tensor, ctx, where):
 
     def fn():
         var.tensor = tensor.to(dev, non_blocking=False)
-    _engine.push(fn, [], [var], ctx, '_from_host', where, copy=True)
+    _engine.push(fn, [], [var], ctx, '_from_host', copy=True)
     return out
 
 
@@ -81,7 +80,7 @@ def array(source_array, ctx=None, dtype=None):
     t = torch.from_numpy(a if a.flags['C_CONTIGUOUS'] else a.copy(order='C'))
     if name == 'bfloat16':
         t = t.to(torch.bfloat16)
-    return _from_host(t, ctx, user_line())
+    return _from_host(t, ctx)
 
 
 _NP = {'float32': np.float32, 'float64': np.float64, 'float16': np.float16, 'uint8': np.uint8,
@@ -125,7 +124,7 @@ def _create(opname, shape, ctx, dtype, **attrs):
     shape = tuple(int(d) for d in shape)    # a list or a NumPy array of sizes too
     _check_creation_shape(opname.strip('_'), shape)
     attrs = op.parse_attrs(dict(attrs, shape=shape, dtype=dtype or 'float32'))
-    return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line(3))
+    return invoke(op, (), attrs, ctx=_ctx(ctx))
 
 
 def _into(out, r):
@@ -190,20 +189,20 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dt
     op = registry.get('_arange')
     attrs = op.parse_attrs({'start': start, 'stop': stop, 'step': step, 'repeat': repeat,
                             'dtype': dtype or 'float32'})
-    return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line())
+    return invoke(op, (), attrs, ctx=_ctx(ctx))
 
 
 def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
     op = registry.get('_eye')
     attrs = op.parse_attrs({'N': N, 'M': M, 'k': k, 'dtype': dtype or 'float32'})
-    return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line())
+    return invoke(op, (), attrs, ctx=_ctx(ctx))
 
 
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
     op = registry.get('_linspace')
     attrs = op.parse_attrs({'start': start, 'stop': stop, 'num': num, 'endpoint': endpoint,
                             'dtype': dtype or 'float32'})
-    return invoke(op, (), attrs, ctx=_ctx(ctx), where=user_line())
+    return invoke(op, (), attrs, ctx=_ctx(ctx))
 
 
 # -- binary helpers accepting scalars on either side ---------------------------------------
@@ -269,8 +268,7 @@ def concatenate(arrays, axis=0, always_copy=True):
     if len(arrays) == 1 and not always_copy:
         return arrays[0]
     op = registry.get('Concat')
-    return invoke(op, list(arrays), op.parse_attrs({'dim': axis, 'num_args': len(arrays)}),
-                  where=user_line())
+    return invoke(op, list(arrays), op.parse_attrs({'dim': axis, 'num_args': len(arrays)}))
 
 
 def _axis_list(axes, ndim, what):
@@ -298,13 +296,12 @@ def moveaxis(tensor, source, destination):
     for d, s_ in sorted(zip(dst, src)):
         axes.insert(d, s_)
     op = registry.get('transpose')
-    return invoke(op, [tensor], op.parse_attrs({'axes': tuple(axes)}), where=user_line())
+    return invoke(op, [tensor], op.parse_attrs({'axes': tuple(axes)}))
 
 
 def onehot_encode(indices, out):
     op = registry.get('one_hot')
-    return invoke(op, [indices], op.parse_attrs({'depth': out.shape[1]}), out=out,
-                  where=user_line())
+    return invoke(op, [indices], op.parse_attrs({'depth': out.shape[1]}), out=out)
 
 
 def imdecode(*args, **kwargs):
@@ -335,7 +332,7 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
                          % (indices_or_sections,))
     op = registry.get('_split_v2')
     out = invoke(op, [ary], op.parse_attrs({'indices': indices, 'axis': axis,
-                                             'squeeze_axis': squeeze_axis}), where=user_line())
+                                             'squeeze_axis': squeeze_axis}))
     return out if isinstance(out, list) else [out]
 
 
@@ -350,9 +347,8 @@ def histogram(a, bins=10, range=None):
     [2, 0, 1, 1]
     """
     op = registry.get('_histogram')
-    where = user_line()
     if isinstance(bins, NDArray):
-        return invoke(op, [a, bins], op.parse_attrs({}), where=where)
+        return invoke(op, [a, bins], op.parse_attrs({}))
     if not isinstance(bins, int) or bins <= 0:
         raise MXNetError("histogram: bins must be a positive int or an NDArray of edges, got %r"
                          % (bins,))
@@ -361,7 +357,7 @@ def histogram(a, bins=10, range=None):
         range = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
         if range[0] == range[1]:
             range = (range[0] - 0.5, range[1] + 0.5)     # numpy's rule for a single value
-    return invoke(op, [a, None], op.parse_attrs({'bin_cnt': bins, 'range': range}), where=where)
+    return invoke(op, [a, None], op.parse_attrs({'bin_cnt': bins, 'range': range}))
 
 
 def reset_arrays(*arrays, num_arrays=None):
@@ -377,12 +373,11 @@ def reset_arrays(*arrays, num_arrays=None):
     if num_arrays is not None and int(num_arrays) != len(arrays):
         raise MXNetError("reset_arrays: num_arrays=%s but %d arrays were given"
                          % (num_arrays, len(arrays)))
-    where = user_line()
     groups = {}
     for a in arrays:
         if not isinstance(a, NDArray):
             raise MXNetError("reset_arrays: expected NDArrays, got %s" % type(a).__name__)
-        _check_writable(a, where)
+        _check_writable(a)
         groups.setdefault(a._ctx, []).append(a)
     for ctx, group in groups.items():
         def fn(group=group):
@@ -392,4 +387,4 @@ def reset_arrays(*arrays, num_arrays=None):
                     store_into(a, torch.zeros(a._shape, device=ctx.torch_device))
                 else:
                     t.detach().zero_()
-        _engine.push(fn, [], [a._var for a in group], ctx, 'reset_arrays', where)
+        _engine.push(fn, [], [a._var for a in group], ctx, 'reset_arrays')

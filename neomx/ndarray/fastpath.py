@@ -106,7 +106,7 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
     out._dtype = plan.dtype
     out._ctx = ctx = a._ctx
     out._view = None
-    plain(plan.kernel, plan.arg, attrs, a, b, var, ctx, plan.work, op.name, where)
+    plain(plan.kernel, plan.arg, attrs, a, b, var, ctx, plan.work, op.name)
     return out
 
 

@@ -8,7 +8,7 @@ from ..base import MXNetError
 from ..context import Context
 from ..ops import registry
 from . import fastpath
-from .ndarray import NDArray, invoke, user_line
+from .ndarray import NDArray, invoke
 
 __all__ = ['nd_function', 'bind_args', 'parse_ctx']
 
@@ -106,7 +106,7 @@ def nd_function(op):
             else:   # the common call, nd.relu(x): inputs only, all arrays
                 return invoke(op, args, defaults)
         inputs, attr_kw = bind_args(op, args, kwargs)
-        return invoke(op, inputs, parse(attr_kw), out=out, ctx=parse_ctx(ctx), where=user_line())
+        return invoke(op, inputs, parse(attr_kw), out=out, ctx=parse_ctx(ctx))
 
     fn.__name__ = op.name
     fn.__qualname__ = op.name

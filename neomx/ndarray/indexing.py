@@ -20,7 +20,7 @@ from .. import engine as _engine
 from ..base import MXNetError, dtype_torch, mode, numeric_types
 from ..ops import registry
 from ..ops.registry import Any, register
-from .ndarray import NDArray, _check_writable, _make, invoke, user_line
+from .ndarray import NDArray, _check_writable, _make, invoke
 
 __all__ = ['getitem', 'setitem', 'is_contiguous_key']
 
@@ -110,7 +110,7 @@ def is_contiguous_key(key, shape):
 
 def getitem(x, key):
     if mode.tracing is not None and _is_basic(key):     # views are not operators: copy
-        return invoke(registry.get('_getitem'), [x], {'key': key}, where=user_line())
+        return invoke(registry.get('_getitem'), [x], {'key': key})
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool) and x._shape:
         return x._at(int(key))
     if isinstance(key, slice) and key.step in (None, 1) and x._shape:
@@ -121,10 +121,10 @@ def getitem(x, key):
         if offset is not None:
             return _make(x._var, shape, x._dtype, x._ctx, (x._view or 0) + offset)
         op = registry.get('_getitem')
-        return invoke(op, [x], {'key': key}, where=user_line())
+        return invoke(op, [x], {'key': key})
     template, arrays = _split_key(x, key)
     op = registry.get('_advanced_getitem')
-    return invoke(op, [x] + arrays, {'key': template}, where=user_line())
+    return invoke(op, [x] + arrays, {'key': template})
 
 
 class _Slot:
@@ -211,8 +211,7 @@ register('_advanced_getitem', inputs=('data', '*index'), attrs={'key': Any()},
 
 
 def setitem(x, key, value):
-    where = user_line()
-    _check_writable(x, where, (value,) if isinstance(value, NDArray) else ())
+    _check_writable(x, None, (value,) if isinstance(value, NDArray) else ())
     from .creation import array
     reads = []
     if isinstance(value, NDArray):
@@ -280,8 +279,7 @@ def setitem(x, key, value):
                                              if isinstance(v, torch.Tensor) else v)
                 else:
                     dst[k] = v
-    _engine.push(fn, reads, [x._var], x._ctx, '_set_value' if full else '_slice_assign',
-                         where)
+    _engine.push(fn, reads, [x._var], x._ctx, '_set_value' if full else '_slice_assign')
 
 
 def _check_shape(x, key, arrays, value):

@@ -111,6 +111,11 @@ def _default_seed(ctx):
 
 
 def _fmt_where(where):
+    """' (at FILE, line N)' for the user's line ``where``; None: the caller's line outside
+    neomx, found now (a push-time error is raised in the call that pushes), which costs
+    nothing on the calls that do not fail."""
+    if where is None:
+        where = user_line()
     return '' if where is None else ' (at %s, line %d)' % where
 
 
@@ -259,8 +264,6 @@ def invoke(op, inputs, attrs, out=None, ctx=None, where=None):
                 res = _fast_call(op, a, b, None, attrs, where)
                 if res is not None:
                     return res
-    if where is None:
-        where = user_line()
     for x in inputs:
         if x is not None and x._sparse:
             return sparse_call(op, inputs, attrs, out, ctx, where)
@@ -333,8 +336,7 @@ def invoke_dense(op, inputs, attrs, out=None, ctx=None, where=None):
         writes = [o._var for o in outs] + writes[len(outs):]
     fn = closure(op.kernel, inputs, outs, kw, rec, op.view, into=out is not None,
                  shadows=shadows, casts=casts)
-    _engine.push(fn, in_vars, writes, ctx, op.name, where, False,
-                         op.work(attrs, shapes, out_shapes))
+    _engine.push(fn, in_vars, writes, ctx, op.name, work=op.work(attrs, shapes, out_shapes))
     if out is not None:
         return out
     if op.num_outputs(attrs) == 1 and len(outs) == 1:
@@ -488,8 +490,6 @@ def _check_writable(target, where=None, values=()):
 def push_write(target, fn_value, reads, name, where=None):
     """Pushes an in-place write into ``target``: ``fn_value()`` (run by the engine) returns the
     tensor or Python scalar to store."""
-    if where is None:
-        where = user_line()
     _check_writable(target, where)
 
     def fn():
@@ -500,7 +500,7 @@ def push_write(target, fn_value, reads, name, where=None):
                 dst.copy_(value)
             else:
                 dst.fill_(value)
-    _engine.push(fn, reads, [target._var], target._ctx, name, where)
+    _engine.push(fn, reads, [target._var], target._ctx, name)
     return target
 
 
@@ -1001,7 +1001,7 @@ def _binary(lhs, rhs, array_op, scalar_op):
         return invoke(registry.get(array_op), (lhs, rhs), _EMPTY)
     if isinstance(rhs, _REAL):
         op = registry.get(scalar_op)
-        return invoke(op, (lhs,), {'scalar': float(rhs)}, where=user_line())
+        return invoke(op, (lhs,), {'scalar': float(rhs)})
     if isinstance(rhs, np.ndarray):
         from .creation import array as _array
         return _binary(lhs, _array(rhs, ctx=lhs._ctx, dtype=lhs._dtype), array_op, scalar_op)
@@ -1009,11 +1009,10 @@ def _binary(lhs, rhs, array_op, scalar_op):
 
 
 def _inplace(self, other, array_op, scalar_op):
-    where = user_line()
     if isinstance(other, NDArray):
-        return invoke(registry.get(array_op), (self, other), _EMPTY, out=self, where=where)
+        return invoke(registry.get(array_op), (self, other), _EMPTY, out=self)
     if isinstance(other, _REAL):
-        return invoke(registry.get(scalar_op), (self,), {'scalar': float(other)}, out=self, where=where)
+        return invoke(registry.get(scalar_op), (self,), {'scalar': float(other)}, out=self)
     raise TypeError("unsupported operand type %s for in-place %s" % (type(other).__name__, array_op))
 
 
@@ -1023,7 +1022,6 @@ _EMPTY = {}
 def copy_into(src, dst):
     """Pushes a copy of ``src`` into ``dst`` (any devices); on its own copy worker when the
     devices differ, so the copy overlaps computation."""
-    where = user_line(3)
     cross = src._ctx != dst._ctx
     dev = dst._ctx.torch_device
     rec = bool(mode.recording and src._var.leaves)
@@ -1034,8 +1032,7 @@ def copy_into(src, dst):
     dtype = dtype_torch(dst._dtype)
 
     gpu = dev.type == 'cuda' or src._ctx.device_typeid == 2
-    stream_of = getattr(_engine.current(), 'stream_of', None) if gpu else None
-    dst_stream = stream_of(dst._ctx) if stream_of is not None and dev.type == 'cuda' else None
+    dst_stream = _engine.stream_of(dst._ctx) if dev.type == 'cuda' else None
 
     def fn():
         with recording(rec):
@@ -1055,7 +1052,7 @@ def copy_into(src, dst):
             else:
                 store_into(dst, r)
     reads = [src._var]
-    _engine.push(fn, reads, [dst._var], dst._ctx, '_copyto', where, copy=cross)
+    _engine.push(fn, reads, [dst._var], dst._ctx, '_copyto', copy=cross)
 
 
 def _fast_call(op, a, b=None, number=None, attrs=_EMPTY, where=None):

@@ -17,7 +17,7 @@ from ..base import MXNetError
 from ..context import Context
 from ..ops import registry
 from .gen import parse_ctx
-from .ndarray import NDArray, invoke, rng_var, user_line
+from .ndarray import NDArray, invoke, rng_var
 
 __all__ = ['uniform', 'normal', 'randn', 'randint', 'exponential', 'gamma', 'poisson',
            'negative_binomial', 'generalized_negative_binomial', 'multinomial', 'shuffle',
@@ -30,7 +30,7 @@ def _shape(shape):
     return (shape,) if isinstance(shape, int) else tuple(shape)
 
 
-def _draw(random_op, sample_op, params, shape, dtype, ctx, out, where):
+def _draw(random_op, sample_op, params, shape, dtype, ctx, out):
     """One of MXNet's two forms: ``random_op`` with scalar parameters (``params`` maps their
     attribute names to values), or ``sample_op`` when they are NDArrays."""
     values = list(params.values())
@@ -40,26 +40,26 @@ def _draw(random_op, sample_op, params, shape, dtype, ctx, out, where):
                              "got %s" % (sample_op, ', '.join(type(v).__name__ for v in values)))
         op = registry.get(sample_op)
         attrs = op.parse_attrs({'shape': _shape(shape), 'dtype': dtype})
-        return invoke(op, values, attrs, out=out, where=where)
+        return invoke(op, values, attrs, out=out)
     op = registry.get(random_op)
     kw = dict(params)
     kw['shape'] = _shape(shape) or (out.shape if out is not None else (1,))
     if dtype is not None:
         kw['dtype'] = dtype
     ctx = parse_ctx(ctx) or (out.context if out is not None else None)
-    return invoke(op, (), op.parse_attrs(kw), out=out, ctx=ctx, where=where)
+    return invoke(op, (), op.parse_attrs(kw), out=out, ctx=ctx)
 
 
 def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Samples from U[low, high)."""
     return _draw('_random_uniform', '_sample_uniform', {'low': low, 'high': high}, shape, dtype,
-                 ctx, out, user_line())
+                 ctx, out)
 
 
 def normal(loc=0, scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Samples from N(loc, scale^2)."""
     return _draw('_random_normal', '_sample_normal', {'loc': loc, 'scale': scale}, shape, dtype,
-                 ctx, out, user_line())
+                 ctx, out)
 
 
 def randn(*shape, **kwargs):
@@ -67,45 +67,42 @@ def randn(*shape, **kwargs):
     loc = kwargs.pop('loc', 0)
     scale = kwargs.pop('scale', 1)
     return _draw('_random_normal', '_sample_normal', {'loc': loc, 'scale': scale}, shape or (1,),
-                 kwargs.pop('dtype', None), kwargs.pop('ctx', None), kwargs.pop('out', None),
-                 user_line())
+                 kwargs.pop('dtype', None), kwargs.pop('ctx', None), kwargs.pop('out', None))
 
 
 def randint(low, high, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Integers drawn uniformly from [low, high) (int32 unless ``dtype`` says otherwise)."""
-    return _draw('_random_randint', None, {'low': low, 'high': high}, shape, dtype, ctx, out,
-                 user_line())
+    return _draw('_random_randint', None, {'low': low, 'high': high}, shape, dtype, ctx, out)
 
 
 def exponential(scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Samples from the exponential distribution of mean ``scale``."""
     return _draw('_random_exponential', '_sample_exponential', {'lam': 1.0 / scale}, shape, dtype,
-                 ctx, out, user_line())
+                 ctx, out)
 
 
 def gamma(alpha=1, beta=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Samples from the gamma distribution of shape ``alpha`` and scale ``beta``."""
     return _draw('_random_gamma', '_sample_gamma', {'alpha': alpha, 'beta': beta}, shape, dtype,
-                 ctx, out, user_line())
+                 ctx, out)
 
 
 def poisson(lam=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Samples from the Poisson distribution of rate ``lam``."""
-    return _draw('_random_poisson', '_sample_poisson', {'lam': lam}, shape, dtype, ctx, out,
-                 user_line())
+    return _draw('_random_poisson', '_sample_poisson', {'lam': lam}, shape, dtype, ctx, out)
 
 
 def negative_binomial(k=1, p=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Failures before the ``k``-th success in trials succeeding with probability ``p``."""
     return _draw('_random_negative_binomial', '_sample_negative_binomial', {'k': k, 'p': p},
-                 shape, dtype, ctx, out, user_line())
+                 shape, dtype, ctx, out)
 
 
 def generalized_negative_binomial(mu=1, alpha=1, shape=None, dtype=None, ctx=None, out=None,
                                   **kwargs):
     """Counts with mean ``mu`` and dispersion ``alpha``."""
     return _draw('_random_generalized_negative_binomial', '_sample_generalized_negative_binomial',
-                 {'mu': mu, 'alpha': alpha}, shape, dtype, ctx, out, user_line())
+                 {'mu': mu, 'alpha': alpha}, shape, dtype, ctx, out)
 
 
 def multinomial(data, shape=None, get_prob=False, out=None, dtype='int32', **kwargs):
@@ -113,12 +110,12 @@ def multinomial(data, shape=None, get_prob=False, out=None, dtype='int32', **kwa
     ``get_prob`` also returns the log-probabilities of the draws."""
     op = registry.get('_sample_multinomial')
     attrs = op.parse_attrs({'shape': _shape(shape), 'get_prob': get_prob, 'dtype': dtype})
-    return invoke(op, [data], attrs, out=out, where=user_line())
+    return invoke(op, [data], attrs, out=out)
 
 
 def shuffle(data, **kwargs):
     """A copy of ``data`` with its first axis randomly permuted."""
-    return invoke(registry.get('_shuffle'), [data], {}, out=kwargs.get('out'), where=user_line())
+    return invoke(registry.get('_shuffle'), [data], {}, out=kwargs.get('out'))
 
 
 def seed(seed_state, ctx='all'):
@@ -133,14 +130,13 @@ def seed(seed_state, ctx='all'):
         targets = set(_RNG) | {cpu(0)}
     else:
         targets = {ctx if isinstance(ctx, Context) else parse_ctx(ctx)}
-    where = user_line()
     for c in targets:
         var = rng_var(c)
         value = seed_for(c, seed_state)
 
         def fn(var=var, value=value):
             var.generator.manual_seed(value)
-        _engine.push(fn, [var], [var], c, '_seed', where)
+        _engine.push(fn, [var], [var], c, '_seed')
 
 
 # ``nd.random.<distribution>_like(data, ...)``: samples in the shape and dtype of ``data``.

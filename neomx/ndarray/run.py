@@ -39,9 +39,8 @@ from functools import partial
 
 import torch
 
-from .. import engine as _engine
-from ..base import dtype_torch, user_line
-from ..engine.engine import NOT_NOW
+from ..base import dtype_torch
+from ..engine import NOT_NOW, push, run_now
 from ..ops.layout import dense, is_channels_last, is_dense, row_major
 
 __all__ = ['INTEGERS', 'tensors', 'recording', 'closure', 'plain', 'record_outputs',
@@ -372,43 +371,41 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
     return run_n
 
 
-def plain(kernel, arg, attrs, a, b, var, ctx, work, name, where):
+def plain(kernel, arg, attrs, a, b, var, ctx, work, name):
     """Runs ``kernel`` on plain arrays ``a`` (and ``b`` unless None) into the new Storage
     ``var``: ``kernel(ta, tb, **attrs)``, or ``kernel(ta, arg)`` with a number's argument
-    (``fastpath.Plan.arg``). A tiny operation (``work`` below the engine's ``inline_work``) on
-    a CPU whose inputs have nothing pending and need no autograd runs at once in this thread
-    (``Engine.run_now``); anything else is pushed. The fast path's execution, kept lean: no
+    (``fastpath.Plan.arg``). An operation whose inputs need no autograd is offered to
+    ``engine.run_now``, which runs a tiny one on a CPU at once in this thread when nothing is
+    pending on its inputs; anything else is pushed. The fast path's execution, kept lean: no
     closure and no tuple where the operation runs at once. An input that is a view (``x[i]``)
     gives the kernel its part of the storage's tensor; one of a storage laid out otherwise than
     row-major is cut inside a pushed operation (``NDArray._tensor``)."""
     if a._view is not None or (b is not None and b._view is not None):
-        return _plain_views(kernel, arg, attrs, a, b, var, ctx, work, name, where)
-    eng = _engine.current()
+        return _plain_views(kernel, arg, attrs, a, b, var, ctx, work, name)
     av = a._var
-    if work < eng.inline_work and ctx.device_typeid != 2:
-        # The fast path checks that the inputs need no autograd (a kernel on a marked variable
-        # would record a graph here); Engine.run_now that nothing is pending on them. The
-        # output is new: nobody else sees it before it is returned.
-        t = av.tensor
-        if t is not None and not t.requires_grad:
-            if b is not None:
-                bv = b._var
-                u = bv.tensor
-                if u is None or u.requires_grad:
-                    r = NOT_NOW
-                elif attrs:
-                    r = eng.run_now(partial(kernel, **attrs), t, u, av, bv, var, name)
-                else:
-                    r = eng.run_now(kernel, t, u, av, bv, var, name)
-            elif arg is not None:
-                r = eng.run_now(kernel, t, arg, av, None, var, name)
+    # The fast path checks that the inputs need no autograd (a kernel on a marked variable
+    # would record a graph here); engine.run_now the rest. The output is new: nobody else
+    # sees it before it is returned.
+    t = av.tensor
+    if t is not None and not t.requires_grad:
+        if b is not None:
+            bv = b._var
+            u = bv.tensor
+            if u is None or u.requires_grad:
+                r = NOT_NOW
             elif attrs:
-                r = eng.run_now(partial(kernel, **attrs), t, None, av, None, var, name)
+                r = run_now(partial(kernel, **attrs), t, u, av, bv, var, ctx, name, work)
             else:
-                r = eng.run_now(kernel, t, None, av, None, var, name)
-            if r is not NOT_NOW:
-                var.tensor = r
-                return
+                r = run_now(kernel, t, u, av, bv, var, ctx, name, work)
+        elif arg is not None:
+            r = run_now(kernel, t, arg, av, None, var, ctx, name, work)
+        elif attrs:
+            r = run_now(partial(kernel, **attrs), t, None, av, None, var, ctx, name, work)
+        else:
+            r = run_now(kernel, t, None, av, None, var, ctx, name, work)
+        if r is not NOT_NOW:
+            var.tensor = r
+            return
     if b is None:
         reads = (av,)
         if arg is not None:
@@ -423,7 +420,7 @@ def plain(kernel, arg, attrs, a, b, var, ctx, work, name, where):
 
         def fn():
             var.tensor = kernel(av.tensor, bv.tensor, **attrs)
-    eng.push(fn, reads, (var,), ctx, name, where or user_line(), False, work)
+    push(fn, reads, (var,), ctx, name, work=work)
 
 
 def _part(x):
@@ -437,19 +434,17 @@ def _part(x):
     return x._view_of(t) if t.is_contiguous() else None
 
 
-def _plain_views(kernel, arg, attrs, a, b, var, ctx, work, name, where):
+def _plain_views(kernel, arg, attrs, a, b, var, ctx, work, name):
     """``plain`` where an input is a view."""
-    eng = _engine.current()
     if attrs:
         kernel = partial(kernel, **attrs)
-    if work < eng.inline_work and ctx.device_typeid != 2:
-        t = _part(a)
-        u = arg if b is None else _part(b)
-        if t is not None and (u is not None or (b is None and arg is None)):
-            r = eng.run_now(kernel, t, u, a._var, None if b is None else b._var, var, name)
-            if r is not NOT_NOW:
-                var.tensor = r
-                return
+    t = _part(a)
+    u = arg if b is None else _part(b)
+    if t is not None and (u is not None or (b is None and arg is None)):
+        r = run_now(kernel, t, u, a._var, None if b is None else b._var, var, ctx, name, work)
+        if r is not NOT_NOW:
+            var.tensor = r
+            return
     if b is None:
         reads = (a._var,)
         if arg is not None:
@@ -463,4 +458,4 @@ def _plain_views(kernel, arg, attrs, a, b, var, ctx, work, name, where):
 
         def fn():
             var.tensor = kernel(a._tensor(), b._tensor())
-    eng.push(fn, reads, (var,), ctx, name, where or user_line(), False, work)
+    push(fn, reads, (var,), ctx, name, work=work)

@@ -37,7 +37,7 @@ from ..ops import registry
 from ..ops import sparse as _rules
 from ..ops.registry import ShapeError
 from . import ndarray as _nd
-from .ndarray import NDArray, Storage, _make, _op, _shape_error, invoke, user_line
+from .ndarray import NDArray, Storage, _make, _op, _shape_error, invoke
 
 __all__ = ['BaseSparseNDArray', 'CSRNDArray', 'RowSparseNDArray', 'csr_matrix',
            'row_sparse_array', 'zeros', 'empty', 'array', 'retain', 'add', 'subtract',
@@ -423,7 +423,7 @@ def _new(shape, dtype, ctx, stype, tensor=None):
     return out
 
 
-def _push_sparse(fn, inputs, shape, dtype, ctx, stype, name, where=None):
+def _push_sparse(fn, inputs, shape, dtype, ctx, stype, name):
     """Pushes ``fn`` on the sparse (or dense) tensors of ``inputs``; its result, converted to
     ``stype``, is a new array of ``shape`` and ``dtype``."""
     out = _new(shape, dtype, ctx, stype)
@@ -431,15 +431,13 @@ def _push_sparse(fn, inputs, shape, dtype, ctx, stype, name, where=None):
 
     def run():
         ov.tensor = _rules.to_stype(fn(*[_input_tensor(x) for x in inputs]), stype)
-    _engine.push(run, [x._var for x in inputs], [ov], ctx, name,
-                         where or user_line())
+    _engine.push(run, [x._var for x in inputs], [ov], ctx, name)
     return out
 
 
 def assign(target, src):
     """Pushes a copy of ``src`` into ``target`` (of any storage types): a sparse target's
     storage becomes the copy, converted to its storage type."""
-    where = user_line()
     if target._sparse:
         tv, stype = target._var, target.stype
         dev = target._ctx.torch_device
@@ -447,7 +445,7 @@ def assign(target, src):
 
         def run():
             tv.write(_rules.to_stype(_input_tensor(src).detach().to(dev, dt, copy=True), stype))
-        _engine.push(run, [src._var], [tv], target._ctx, '_copyto', where)
+        _engine.push(run, [src._var], [tv], target._ctx, '_copyto')
         return target
     if src._sparse:
         src = cast_storage(src, 'default')
@@ -462,7 +460,7 @@ def cast_storage(arr, stype):
         raise StorageTypeError("tostype: a csr array is 2-d, got shape %s" % (arr.shape,))
     if stype == 'csr' and arr.stype == 'row_sparse':
         raise StorageTypeError("cast_storage from row_sparse to csr is not supported")
-    return call(registry.get('cast_storage'), (arr,), {'stype': stype}, None, None, user_line())
+    return call(registry.get('cast_storage'), (arr,), {'stype': stype}, None, None, None)
 
 
 def zeros_like(arr, **kwargs):
@@ -554,7 +552,7 @@ def _run_sparse(op, inputs, attrs, out_stypes, ctx, where):
                              for x in inputs], **kw)
         for v, r, st in zip(ovs, (rs,) if isinstance(rs, torch.Tensor) else rs, out_stypes):
             v.tensor = _rules.to_stype(r, st)
-    _engine.push(run, [x._var for x in present], ovs, ctx, op.name, where)
+    _engine.push(run, [x._var for x in present], ovs, ctx, op.name)
     return outs[0] if op.num_outputs(attrs) == 1 and len(outs) == 1 else outs
 
 
@@ -818,7 +816,7 @@ def retain(data, indices=None, **kwargs):
     if getattr(data, 'stype', None) != 'row_sparse':
         raise MXNetError("sparse.retain: data must be a row_sparse array, got storage type %r"
                          % (getattr(data, 'stype', type(data).__name__),))
-    return invoke(registry.get('_sparse_retain'), (data, indices), {}, where=user_line())
+    return invoke(registry.get('_sparse_retain'), (data, indices), {})
 
 
 def add(lhs, rhs):
@@ -859,7 +857,7 @@ def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None):
     attrs = {'transpose_a': transpose_a, 'transpose_b': transpose_b,
              'forward_stype': forward_stype}
     return call(registry.get('dot'), (lhs, rhs), registry.get('dot').parse_attrs(attrs),
-                None, None, user_line())
+                None, None, None)
 
 
 def dense_or_sparse_dot(generated):

@@ -692,7 +692,7 @@ def _eager(x, fn, dtype=None):
     if dtype is not None:
         t = t.to(dtype)
     if t.device.type == 'cpu':
-        return _np(_from_host(t.contiguous().clone(), x._ctx, None))
+        return _np(_from_host(t.contiguous().clone(), x._ctx))
     from ..ndarray.ndarray import from_tensor
     return _np(from_tensor(t.contiguous(), x._ctx))
 

@@ -19,7 +19,7 @@ array(6.)
 import numpy as onp
 import torch
 
-from ..base import MXNetError, mode, user_line
+from ..base import MXNetError, mode
 from ..ndarray.indexing import _ascending, setitem as _nd_setitem
 from ..ndarray.ndarray import NDArray, _make, invoke
 from ..ops import registry
@@ -233,7 +233,7 @@ def getitem(x, key):
         if offset is not None and mode.tracing is None:
             out = _make(x._var, shape, x._dtype, x._ctx, (x._view or 0) + offset)
             return _wrap(out)
-        return _wrap(invoke(registry.get('_npi_index'), (x,), {'key': ekey}, where=user_line()))
+        return _wrap(invoke(registry.get('_npi_index'), (x,), {'key': ekey}))
     arrays, template = [], []
     for k in key:
         if isinstance(k, (bool, onp.bool_)):
@@ -247,8 +247,7 @@ def getitem(x, key):
     if any(a._dtype == 'bool' for a in arrays):
         return _boolean(x, template, arrays)
     ekey = tuple(_encode(k) for k in template)
-    return _wrap(invoke(registry.get('_npi_advanced_index'), [x] + arrays, {'key': ekey},
-                        where=user_line()))
+    return _wrap(invoke(registry.get('_npi_advanced_index'), [x] + arrays, {'key': ekey}))
 
 
 def _boolean(x, template, arrays):
@@ -288,10 +287,9 @@ def _boolean(x, template, arrays):
         axis += a.ndim
     ekey = tuple(_encode(k) for k in new_template)
     if new_arrays:
-        out = invoke(registry.get('_npi_advanced_index'), [x] + new_arrays, {'key': ekey},
-                     where=user_line())
+        out = invoke(registry.get('_npi_advanced_index'), [x] + new_arrays, {'key': ekey})
     else:
-        out = invoke(registry.get('_npi_index'), (x,), {'key': ekey}, where=user_line())
+        out = invoke(registry.get('_npi_index'), (x,), {'key': ekey})
     out = _wrap(out)
     if empty:
         first_new = next(i for i, k in enumerate(new_template) if k is None)
@@ -357,8 +355,7 @@ def setitem(x, key, value):
 def _set_whole(x, value):
     from .. import engine as _engine
     from ..ndarray.ndarray import _check_writable
-    where = user_line()
-    _check_writable(x, where)
+    _check_writable(x)
     reads = [value._var] if isinstance(value, NDArray) else []
 
     def fn():
@@ -368,15 +365,14 @@ def _set_whole(x, value):
                 dst.copy_(value._tensor().reshape(dst.shape).to(dst.dtype))
             else:
                 dst.fill_(value)
-    _engine.push(fn, reads, [x._var], x._ctx, '_npi_set_value', where)
+    _engine.push(fn, reads, [x._var], x._ctx, '_npi_set_value')
 
 
 def _set_boolean(x, key, value):
     from .. import engine as _engine
     from ..ndarray.ndarray import _check_writable
     from .multiarray import array
-    where = user_line()
-    _check_writable(x, where)
+    _check_writable(x)
     conv, reads = [], []
     for k in key:
         if isinstance(k, onp.ndarray):
@@ -396,4 +392,4 @@ def _set_boolean(x, key, value):
                 dst[k] = v
             except RuntimeError as e:
                 raise MXNetError("__setitem__ with a boolean index: %s" % e) from None
-    _engine.push(fn, reads, [x._var], x._ctx, '_npi_boolean_mask_assign', where)
+    _engine.push(fn, reads, [x._var], x._ctx, '_npi_boolean_mask_assign')

@@ -24,7 +24,7 @@ import numpy as onp
 import torch
 
 from .. import engine as _engine
-from ..base import MXNetError, dtype_name, mode, user_line
+from ..base import MXNetError, dtype_name, mode
 from ..context import Context, current_context
 from ..ndarray import ndarray as _ndm
 from ..ndarray.gen import parse_ctx
@@ -96,7 +96,7 @@ def _invoke(name, inputs=(), out=None, ctx=None, cast_out=False, **attrs):
                             % (name, type(out).__name__))
         if not cast_out:
             _check_out_dtype(op, inputs, parsed, out)
-    return _np(invoke(op, inputs, parsed, out=out, ctx=ctx, where=user_line()))
+    return _np(invoke(op, inputs, parsed, out=out, ctx=ctx))
 
 
 def _check_out_dtype(op, inputs, attrs, out):
@@ -639,7 +639,7 @@ def array(object, dtype=None, ctx=None, copy=True, device=None):  # pylint: disa
     if name == 'bfloat16':
         t = t.to(torch.bfloat16)
     from ..ndarray.creation import _from_host
-    return _np(_from_host(t, ctx, user_line()))
+    return _np(_from_host(t, ctx))
 
 
 def asarray(a, dtype=None, ctx=None):

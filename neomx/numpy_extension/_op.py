@@ -3,7 +3,7 @@
 semantics of their own (``npx.reshape``'s codes, ``npx.softmax`` with lengths)."""
 from ..base import dtype_name
 from ..ndarray.gen import bind_args, nd_function, parse_ctx
-from ..ndarray.ndarray import NDArray, invoke, user_line
+from ..ndarray.ndarray import NDArray, invoke
 from ..ops import registry
 from ..numpy.multiarray import _as_np, _invoke, _is_symbol, _np, ndarray
 
@@ -130,10 +130,10 @@ def softmax(data, length=None, axis=-1, temperature=None, dtype=None, use_length
         op = registry.get('softmax')
         attrs = op.parse_attrs({'axis': axis, 'temperature': temperature, 'dtype': dtype,
                                 'use_length': True})
-        return _np(invoke(op, (data, _as_np(length)), attrs, out=out, where=user_line()))
+        return _np(invoke(op, (data, _as_np(length)), attrs, out=out))
     op = registry.get('softmax')
     attrs = op.parse_attrs({'axis': axis, 'temperature': temperature, 'dtype': dtype})
-    return _np(invoke(op, (data,), attrs, out=out, where=user_line()))
+    return _np(invoke(op, (data,), attrs, out=out))
 
 
 def masked_softmax(data, mask, axis=-1, temperature=1.0, normalize=True):

@@ -36,7 +36,6 @@ import torch
 from .. import engine as _engine
 from ..base import MXNetError
 from ..ndarray import NDArray
-from ..ndarray.ndarray import user_line
 from ..ops.layout import keep_channels_last
 
 __all__ = ['Optimizer', 'create', 'register']
@@ -393,9 +392,8 @@ class Optimizer:
             grp.wds.append(wds[k])
             grp.extras.append(extras[k])
         hyper = self._hyper()
-        where = user_line()
         for grp in groups.values():
-            self._push(grp, hyper, type(self).__name__ + '_update', where)
+            self._push(grp, hyper, type(self).__name__ + '_update')
 
     def _bad_argument(self, idx, w, other, what):
         name = type(self).__name__
@@ -410,7 +408,7 @@ class Optimizer:
                             other.context,
                             ' (use one Updater per device)' if what == 'state' else ''))
 
-    def _push(self, grp, hyper, name, where):
+    def _push(self, grp, hyper, name):
         """One engine operation running ``_kernel`` on the parameters of ``grp``."""
         items, lrs, wds, extras = grp.items, grp.lrs, grp.wds, grp.extras
         kernel = self._kernel
@@ -450,7 +448,7 @@ class Optimizer:
                     _lazy_update(kernel, hyper, *item)
                 for dst, src in casts:
                     dst.copy_(src)
-        _engine.push(fn, grp.reads, grp.writes, grp.ctx, name, where)
+        _engine.push(fn, grp.reads, grp.writes, grp.ctx, name)
 
     def _passes(self, hyper, wds):
         """How many passes over the weights the kernel makes (more than one, unless a subclass

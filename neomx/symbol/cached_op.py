@@ -18,7 +18,7 @@ from .. import engine as _engine
 from ..base import MXNetError, mode
 from ..context import current_context
 from ..ops import amp as amp_table
-from ..ndarray.ndarray import NDArray, Storage, _make, rng_var, user_line
+from ..ndarray.ndarray import NDArray, Storage, _make, rng_var
 from ..ndarray.run import (INTEGERS, closure, integer_gradient, merge_leaves, record_outputs,
                            shadowed)
 from . import passes
@@ -53,13 +53,13 @@ class Program:
     def source(self):
         return self.code.source
 
-    def run(self, inputs, ctx, where=None, leaves=None):
+    def run(self, inputs, ctx, leaves=None):
         """Pushes the program on NDArrays ``inputs`` (in the program's input order); returns
         the output NDArrays at once. ``leaves``: the autograd variables the outputs depend on
         when the caller knows them (False for none), else found from the inputs."""
-        return self.call(inputs, (), ctx, where, leaves)
+        return self.call(inputs, (), ctx, leaves)
 
-    def call(self, data, pvars, ctx, where=None, leaves=None, recipe=None):
+    def call(self, data, pvars, ctx, leaves=None, recipe=None):
         """``run`` with the inputs split in two: NDArrays ``data`` (possibly views) and the
         Vars ``pvars`` of whole arrays (parameters), which a caller can keep from call to
         call. Kept lean: this is the per-call cost of a hybridized block. ``recipe``: what
@@ -94,7 +94,7 @@ class Program:
         else:
             fn = closure(self.code.fn if (rec or self.replay is None) else self.replay, data,
                          outs, kw, rec, params=pvars)
-        _engine.push(fn, reads, writes, ctx, self.name, where, False, self.work)
+        _engine.push(fn, reads, writes, ctx, self.name, work=self.work)
         return outs
 
     def interpret_shadowed(self, *ts, generator=None, device=None):
@@ -235,7 +235,7 @@ class CachedOp:
             prog = self._programs[key] = compile_program(
                 self._graph, self._inputs, [a._shape for a in args], [a._dtype for a in args],
                 ctx, mode.training, name=self.symbol.name or 'cached_op', static=self._static)
-        outs = prog.run(list(args), ctx, user_line())
+        outs = prog.run(list(args), ctx)
         if out is not None:
             targets = out if isinstance(out, (list, tuple)) else [out]
             for t, o in zip(targets, outs):

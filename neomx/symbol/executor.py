@@ -20,7 +20,7 @@ import torch
 from .. import engine as _engine
 from ..base import MXNetError, dtype_name, env_int, mode
 from ..ops import amp as amp_table
-from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var, user_line
+from ..ndarray.ndarray import NDArray, Storage, _make, from_tensor, rng_var
 from ..ndarray.run import Kept, closure, store_gradient
 from . import passes
 from .cached_op import compile_program
@@ -170,36 +170,34 @@ class Executor:
             else:
                 dst[:] = v
         inputs = self._inputs()
-        where = user_line()
         if self._monitor is not None:
-            self.outputs = self._forward_monitored(inputs, bool(is_train), where)
+            self.outputs = self._forward_monitored(inputs, bool(is_train))
             return self.outputs
         if not self._reached and any(x._sparse for x in inputs):
             self._saved = _NOTHING
-            self.outputs = self._into_outputs(self._forward_sparse(inputs, is_train, where),
-                                              where)
+            self.outputs = self._into_outputs(self._forward_sparse(inputs, is_train))
             return self.outputs
         prog = self._program(inputs, bool(is_train))
         if self._reached:
             # As in MXNet, backward may follow a forward pass with is_train=False too (which
             # only puts Dropout, BatchNorm and the like in their inference behaviour).
-            outs = self._forward_recorded(prog, inputs, where)
+            outs = self._forward_recorded(prog, inputs)
         elif any(x._ctx != self._ctx for x in inputs):
-            outs = self._forward_recorded(prog, inputs, where, record=False)
+            outs = self._forward_recorded(prog, inputs, record=False)
             self._saved = _NOTHING
         else:
             prev = mode.training
             mode.training = bool(is_train)
             try:
-                outs = prog.run(inputs, self._ctx, where)
+                outs = prog.run(inputs, self._ctx)
             finally:
                 mode.training = prev
             # nothing to differentiate: backward has nothing to do
             self._saved = _NOTHING
-        self.outputs = self._into_outputs(self._with_stypes(outs, inputs), where)
+        self.outputs = self._into_outputs(self._with_stypes(outs, inputs))
         return self.outputs
 
-    def _forward_sparse(self, inputs, is_train, where):
+    def _forward_sparse(self, inputs, is_train):
         """A forward pass without gradients on sparse arrays: node by node, each operator
         on the storage MXNet runs it on (``ops.sparse.kernel_for``), so that the outputs are
         what the operators give imperatively (a scatter operator's result stores the rows of
@@ -227,7 +225,7 @@ class Executor:
             for o, r in zip(outs, rs):
                 o._var.tensor = r if stype_of(r) == o.stype else _to_stype(r, o.stype)
         _engine.push(run, reads, [o._var for o in outs] + reads[len(inputs):],
-                             self._ctx, self._symbol.name or 'executor', where)
+                     self._ctx, self._symbol.name or 'executor')
         return outs
 
     def _with_stypes(self, outs, inputs):
@@ -244,7 +242,7 @@ class Executor:
                 with_stype(o, st, 'forward')
         return outs
 
-    def _into_outputs(self, outs, where):
+    def _into_outputs(self, outs):
         """The arrays of ``outputs`` holding the results ``outs``: as in MXNet an executor's
         outputs are the same memory from one forward pass to the next (and a reshaped
         executor's may be part of another's), so the results go into them, by handing over
@@ -264,10 +262,10 @@ class Executor:
                     with torch.no_grad():
                         o._tensor(write=True).copy_(t)
         _engine.push(move, [n._var for n in outs], [o._var for o in old], self._ctx,
-                             '_output', where, False, sum(o.size for o in old))
+                     '_output', work=sum(o.size for o in old))
         return old
 
-    def _forward_recorded(self, prog, inputs, where, record=True, fn=None):
+    def _forward_recorded(self, prog, inputs, record=True, fn=None):
         """Pushes the forward pass as one operation; with ``record`` it keeps torch's graph
         for ``backward`` (a ``run.Kept``). Arrays on other devices (``group2ctx``) are moved to
         this one inside the operation. ``fn`` replaces the compiled program (monitoring)."""
@@ -295,7 +293,7 @@ class Executor:
                        'names': [nm for nm, d in zip(self._input_names, diff) if d]}
         op = closure(fn or prog.code.fn, inputs, outs, {'generator': gen, 'device': dev},
                      kept=kept)
-        _engine.push(op, reads, writes, self._ctx, prog.name, where, False, prog.work)
+        _engine.push(op, reads, writes, self._ctx, prog.name, work=prog.work)
         return outs
 
     # -- monitoring (Monitor.install): every node's outputs, and in backward the gradient
@@ -307,7 +305,7 @@ class Executor:
         inputs (``<node>_<input>``). Monitored passes run node by node and synchronously."""
         self._monitor = (callback, bool(monitor_all))
 
-    def _forward_monitored(self, inputs, is_train, where):
+    def _forward_monitored(self, inputs, is_train):
         # the program's graph, as prepared for these inputs (mixed precision's casts included)
         prog = self._program(inputs, is_train)
         graph, names = prog.graph, prog.input_names
@@ -324,7 +322,7 @@ class Executor:
             return evaluate(graph, dict(zip(names, ts)), device, is_train, generator, monitor)
 
         record = is_train and any(r != 'null' for r in self._grad_req)
-        outs = self._forward_recorded(prog, inputs, where, record=record, fn=interpret)
+        outs = self._forward_recorded(prog, inputs, record=record, fn=interpret)
         if not record:
             self._saved = _NOTHING if is_train else None
         else:
@@ -364,8 +362,7 @@ class Executor:
             # operator whose gradient needs no forward output), leaving the outputs alone; a
             # forward of them is what gives torch the graph.
             inputs = self._inputs()
-            outputs = self._forward_recorded(self._program(inputs, bool(is_train)), inputs,
-                                             user_line())
+            outputs = self._forward_recorded(self._program(inputs, bool(is_train)), inputs)
             saved = self._saved
         if saved is _NOTHING:   # nothing differentiable: 'write' gradients are zeros
             for g, r in zip(self.grad_arrays, self._grad_req):
@@ -413,8 +410,8 @@ class Executor:
                     g = g.to_dense()        # (Embedding's sparse gradient, for a dense array)
                 store_gradient(arr, g, req)
         work = saved['work']
-        _engine.push(run, reads, writes, self._ctx, '_backward', user_line(), False,
-                             None if work is None else 2 * work)
+        _engine.push(run, reads, writes, self._ctx, '_backward',
+                     work=None if work is None else 2 * work)
         if 'trace' in saved:
             for g, _ in targets.values():
                 g.wait_to_read()
