@@ -45,7 +45,7 @@ from ..ops.layout import dense, is_channels_last, is_dense, row_major
 
 __all__ = ['INTEGERS', 'tensors', 'recording', 'closure', 'plain', 'record_outputs',
            'merge_leaves', 'shadowed', 'RELEASED', 'shadow_tensor', 'integer_gradient', 'leaf',
-           'store_into', 'store_gradient', 'own', 'Kept']
+           'store_into', 'store_gradient', 'own', 'Kept', 'register_storage_types']
 
 # dtypes differentiated through a float64 shadow (bool arrays too: MXNet differentiates them
 # like integers)
@@ -73,9 +73,29 @@ class recording:
         torch._C._set_grad_enabled(self.prev)
 
 
+# -- storage types other than dense ---------------------------------------------------------------
+
+class _StorageTypes:
+    """How an operation reads and stores arrays in their own storage types (csr, row_sparse),
+    for closures built with ``stypes``: registered by the layer that defines them
+    (``ndarray/sparse.py``, with ``register_storage_types``), since this module knows dense
+    storage only."""
+    read = None         # read(x) -> the tensor of array x in its storage type
+    store = None        # store(o, r, into) -> None: result r into array o, in o's storage type
+
+
+def register_storage_types(read, store):
+    """Installs the storage-type hook: ``read(x)``, the tensor an operation reads of array
+    ``x`` (a sparse tensor for a sparse array, the dense one else); ``store(o, r, into)``,
+    which stores the kernel's result ``r`` into array ``o`` converted to ``o``'s storage type
+    (``into``: ``o`` is an existing array, written in place)."""
+    _StorageTypes.read = staticmethod(read)
+    _StorageTypes.store = staticmethod(store)
+
+
 # -- what a kernel reads ------------------------------------------------------------------------
 
-def tensors(inputs, params=(), rec=False, shadows=False, casts=None):
+def tensors(inputs, params=(), rec=False, shadows=False, casts=None, stypes=False):
     """The tensors a kernel reads of NDArrays ``inputs`` (None for an absent input), then of
     the Vars ``params`` (whole arrays' storages, which a compiled graph's caller keeps). With
     ``rec`` from ``record_outputs`` (positions, not True), the inputs outside the graph are
@@ -84,7 +104,11 @@ def tensors(inputs, params=(), rec=False, shadows=False, casts=None):
     per input: mixed precision's, from ``ops.amp.table``) converts the inputs it names. Called
     inside the engine operation (and, recording, under ``recording()``, so that the views cut
     and the casts made here are in the graph: a gradient flows back through a cast in the
-    input's dtype)."""
+    input's dtype). With ``stypes``, each array is read in its own storage type (the
+    registered ``read``: a sparse array's sparse tensor)."""
+    if stypes:
+        read = _StorageTypes.read
+        return [None if x is None else read(x) for x in inputs]
     if shadows:
         ts = [None if x is None else
               (shadow_tensor(x) if x._var.shadow is not None else x._tensor())
@@ -290,7 +314,7 @@ class Kept:
 
 
 def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=False,
-            shadows=False, kept=None, casts=None):
+            shadows=False, kept=None, casts=None, stypes=False):
     """The engine operation running ``fn(*tensors, **kw)`` on NDArrays ``inputs`` (then the
     Vars ``params``) into NDArrays ``outs``:
 
@@ -303,8 +327,20 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
       cut from the graph;
     - ``kept``: a ``Kept`` graph for the caller's backward pass (no ``rec``);
     - ``casts``: the dtype (a name, or None: as it is) each input is cast to before ``fn``
-      reads it (mixed precision: ``ops.amp.CastTable.casts``).
+      reads it (mixed precision: ``ops.amp.CastTable.casts``);
+    - ``stypes``: ``fn`` reads each input in its storage type (a sparse array's sparse tensor)
+      and each result is stored in its array's storage type, through the hook the sparse
+      layer registers (``register_storage_types``); not recorded (while autograd records,
+      operators on sparse arrays compute on dense forms, as dense operators).
     """
+    if stypes:
+        store = _StorageTypes.store
+
+        def run_stored():
+            rs = fn(*tensors(inputs, stypes=True), **kw)
+            for o, r in zip(outs, (rs,) if isinstance(rs, torch.Tensor) else rs):
+                store(o, r, into)
+        return run_stored
     if casts is not None:
         casts = tuple(None if c is None else dtype_torch(c) for c in casts)
     if shadows:

@@ -38,6 +38,7 @@ from ..ops import sparse as _rules
 from ..ops.registry import ShapeError
 from . import ndarray as _nd
 from .ndarray import NDArray, Storage, _make, _op, _shape_error, invoke
+from .run import closure, register_storage_types, store_into
 
 __all__ = ['BaseSparseNDArray', 'CSRNDArray', 'RowSparseNDArray', 'csr_matrix',
            'row_sparse_array', 'zeros', 'empty', 'array', 'retain', 'add', 'subtract',
@@ -149,12 +150,26 @@ def sparse_tensor(x):
 
 
 def _input_tensor(x):
-    """What a sparse kernel reads of input ``x``: its sparse tensor, or a dense array's."""
-    if x is None:
-        return None
+    """What a kernel run in storage types reads of array ``x``: its sparse tensor, or a
+    dense array's (``run.tensors`` with ``stypes``)."""
     if x._sparse:
         return sparse_tensor(x)
     return x._var.tensor if x._view is None else x._tensor()
+
+
+def _store(o, r, into):
+    """Stores result ``r`` into array ``o`` in ``o``'s storage type; ``into``: written into the
+    existing array (a marked variable's dense form in place, ``SparseStorage.write``)."""
+    r = _rules.to_stype(r, o.stype)
+    if not into:
+        o._var.tensor = r
+    elif o._sparse:
+        o._var.write(r)
+    else:
+        store_into(o, r)
+
+
+register_storage_types(_input_tensor, _store)
 
 
 # -- arrays ---------------------------------------------------------------------------------
@@ -427,11 +442,8 @@ def _push_sparse(fn, inputs, shape, dtype, ctx, stype, name):
     """Pushes ``fn`` on the sparse (or dense) tensors of ``inputs``; its result, converted to
     ``stype``, is a new array of ``shape`` and ``dtype``."""
     out = _new(shape, dtype, ctx, stype)
-    ov = out._var
-
-    def run():
-        ov.tensor = _rules.to_stype(fn(*[_input_tensor(x) for x in inputs]), stype)
-    _engine.push(run, [x._var for x in inputs], [ov], ctx, name)
+    _engine.push(closure(fn, inputs, [out], stypes=True), [x._var for x in inputs], [out._var],
+                 ctx, name)
     return out
 
 
@@ -439,13 +451,10 @@ def assign(target, src):
     """Pushes a copy of ``src`` into ``target`` (of any storage types): a sparse target's
     storage becomes the copy, converted to its storage type."""
     if target._sparse:
-        tv, stype = target._var, target.stype
-        dev = target._ctx.torch_device
-        dt = dtype_torch(target._dtype)
-
-        def run():
-            tv.write(_rules.to_stype(_input_tensor(src).detach().to(dev, dt, copy=True), stype))
-        _engine.push(run, [src._var], [tv], target._ctx, '_copyto')
+        dev, dt = target._ctx.torch_device, dtype_torch(target._dtype)
+        fn = closure(lambda t: t.detach().to(dev, dt, copy=True), [src], [target], into=True,
+                     stypes=True)
+        _engine.push(fn, [src._var], [target._var], target._ctx, '_copyto')
         return target
     if src._sparse:
         src = cast_storage(src, 'default')
@@ -539,21 +548,21 @@ def _run_sparse(op, inputs, attrs, out_stypes, ctx, where):
             raise MXNetError("%s: a csr result must be 2-d, got shape %s" % (op.name, s))
     outs = [_new(s, d, ctx, st) for s, d, st in zip(out_shapes, out_dtypes, out_stypes)]
     kernel = _rules.kernel_of(op.name)
+    if kernel is None:      # a rule without a sparse kernel: computed densely, then converted
+        kernel = _on_dense(op.kernel)
     kw = attrs
     if op.rng or op.train or op.creation:
         kw = dict(attrs, **op.kernel_kwargs(ctx.torch_device, mode.training, None))
-    ovs = [o._var for o in outs]
-
-    def run():
-        if kernel is not None:
-            rs = kernel(*[_input_tensor(x) for x in inputs], **kw)
-        else:   # a rule without a sparse kernel: computed densely, then converted
-            rs = op.kernel(*[None if x is None else _rules.to_dense(_input_tensor(x))
-                             for x in inputs], **kw)
-        for v, r, st in zip(ovs, (rs,) if isinstance(rs, torch.Tensor) else rs, out_stypes):
-            v.tensor = _rules.to_stype(r, st)
-    _engine.push(run, [x._var for x in present], ovs, ctx, op.name)
+    _engine.push(closure(kernel, inputs, outs, kw, stypes=True), [x._var for x in present],
+                 [o._var for o in outs], ctx, op.name)
     return outs[0] if op.num_outputs(attrs) == 1 and len(outs) == 1 else outs
+
+
+def _on_dense(kernel):
+    """``kernel`` run on the dense forms of tensors of any storage type."""
+    def run(*ts, **kw):
+        return kernel(*[None if t is None else _rules.to_dense(t) for t in ts], **kw)
+    return run
 
 
 # -- creation ---------------------------------------------------------------------------------

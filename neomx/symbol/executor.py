@@ -26,7 +26,6 @@ from . import passes
 from .cached_op import compile_program
 from .graph import Graph, evaluate
 from .monitor_names import monitor_names
-from ..ops.sparse import to_stype as _to_stype
 
 __all__ = ['Executor', 'simple_bind']
 
@@ -202,8 +201,8 @@ class Executor:
         on the storage MXNet runs it on (``ops.sparse.kernel_for``), so that the outputs are
         what the operators give imperatively (a scatter operator's result stores the rows of
         its input, not its non-zeros)."""
-        from ..ndarray.sparse import _input_tensor, _new
-        from ..ops.sparse import kernel_for, stype_of
+        from ..ndarray.sparse import _new
+        from ..ops.sparse import kernel_for
         inferred = passes.infer(self._graph, {n: a.shape for n, a in zip(self._input_names,
                                                                           inputs)},
                                 {n: a._dtype for n, a in zip(self._input_names, inputs)})
@@ -219,13 +218,12 @@ class Executor:
             gen = rv.generator
             reads.append(rv)
 
-        def run():
-            feed = {nm: _input_tensor(x).detach().to(dev) for nm, x in zip(names, inputs)}
-            rs = evaluate(graph, feed, dev, is_train, gen, kernel=kernel_for)
-            for o, r in zip(outs, rs):
-                o._var.tensor = r if stype_of(r) == o.stype else _to_stype(r, o.stype)
-        _engine.push(run, reads, [o._var for o in outs] + reads[len(inputs):],
-                     self._ctx, self._symbol.name or 'executor')
+        def run(*ts, generator=None):
+            feed = {nm: t.detach().to(dev) for nm, t in zip(names, ts)}
+            return evaluate(graph, feed, dev, is_train, generator, kernel=kernel_for)
+        _engine.push(closure(run, inputs, outs, {'generator': gen}, stypes=True), reads,
+                     [o._var for o in outs] + reads[len(inputs):], self._ctx,
+                     self._symbol.name or 'executor')
         return outs
 
     def _with_stypes(self, outs, inputs):
