@@ -34,6 +34,15 @@ net.add(gluon.nn.Dense(16, activation='relu'), gluon.nn.Dense(4))
 net.initialize(); net.hybridize()
 data = nd.ones((2, 8)); net(data); nd.waitall()
 sx = mx.sym.var('x'); exe = (sx * 2 + 1).simple_bind(mx.cpu(), x=(1, 512))
+mlp = gluon.nn.Sequential()       # the same layers, called imperatively (hybrid_forward, F=nd)
+mlp.add(gluon.nn.Dense(16, activation='relu'), gluon.nn.Dropout(0.5), gluon.nn.Dense(4))
+mlp.initialize(); mlp(data)
+cnn = gluon.nn.Sequential()
+cnn.add(gluon.nn.Conv2D(4, 3, padding=1), gluon.nn.BatchNorm(), gluon.nn.Activation('relu'),
+        gluon.nn.MaxPool2D(2))
+cnn.initialize(); image = nd.ones((1, 1, 4, 4)); cnn(image)
+emb = gluon.nn.Embedding(8, 4); emb.initialize(); idx = nd.array([1, 2, 3]); emb(idx)
+nd.waitall()
 
 
 def rec():
@@ -50,11 +59,14 @@ cases = {
     'recorded w * 2 + backward': rec,
     'hybridized MLP call': lambda: net(data),
     'executor forward': lambda: exe.forward(),
+    'imperative MLP call (Dense, Dropout, Dense)': lambda: mlp(data),
+    'imperative Conv2D, BatchNorm, Activation, MaxPool2D': lambda: cnn(image),
+    'imperative Embedding': lambda: emb(idx),
 }
 out = {}
 for name, f in cases.items():
     n = OPS if 'backward' not in name and 'MLP' not in name and 'executor' not in name \
-        else max(OPS // 10, 1)
+        and 'imperative' not in name else max(OPS // 10, 1)
     for _ in range(2):
         for _ in range(n):
             f()
