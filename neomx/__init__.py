@@ -41,7 +41,6 @@ from . import io
 from . import model, callback, monitor, module
 from . import module as mod
 from . import monitor as mon
-from . import test_utils
 from . import util, runtime
 from . import operator
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np,
@@ -60,6 +59,15 @@ __all__ = ['MXNetError', 'Context', 'cpu', 'gpu', 'cpu_pinned', 'current_context
            'is_np_shape', 'np_array', 'np_shape', 'set_np_shape', 'use_np', 'use_np_array',
            'use_np_shape', 'numpy', 'np', 'numpy_extension', 'npx', 'recordio', 'image', 'img',
            'contrib', 'visualization', 'viz', 'library', '__version__']
+
+
+def __getattr__(name):
+    # test_utils imports neomx itself (MXNet's test files take ``mx`` from its star import):
+    # loaded at its first use, so that importing neomx does not import it in a cycle
+    if name == 'test_utils':
+        import importlib
+        return importlib.import_module('.test_utils', __name__)
+    raise AttributeError("module 'neomx' has no attribute %r" % name)
 
 
 def _freeze_import_garbage():

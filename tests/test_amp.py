@@ -794,23 +794,6 @@ def test_executor_monitor_sees_the_casts(amp_off):
     assert np.abs(seen['fc_output'].astype('float32').asnumpy() - exact).max() > 1e-4
 
 
-def test_contrib_amp_imports_without_a_cycle():
-    """No module of mx.contrib.amp imports, when it is imported, a module that imports it back
-    (tools/import_graph.py's module-level graph)."""
-    import importlib.util
-    import os
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    spec = importlib.util.spec_from_file_location(
-        'import_graph', os.path.join(root, 'tools', 'import_graph.py'))
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    graph = tool.edges(root, module_level=True)
-    assert 'neomx.contrib.amp.lists' in graph['neomx.contrib.amp.amp']      # the edge exists
-    cycles = [c for c in tool.components(graph)
-              if len(c) > 1 and any(m.startswith('neomx.contrib.amp') for m in c)]
-    assert cycles == []
-
-
 def test_main_job_trains_in_bfloat16(amp_off):
     """``python -m neomx.examples.train --amp bfloat16``: the same LeNet run reaches the
     float32 run's test accuracy."""
