@@ -113,16 +113,28 @@ def torch_step(batch, size, autocast, device='cpu', dtype=torch.bfloat16):
     net.train()
     X = torch.rand(batch, 1, size, size, device=device)
     y = torch.randint(0, 10, (batch,), device=device)
-    opt = torch.optim.SGD(net.parameters(), lr=LR)
-    lossf = torch.nn.CrossEntropyLoss()
-    gpu = torch.device(device).type == 'cuda'
-    scaler = torch.amp.GradScaler('cuda') if gpu and autocast and dtype == torch.float16 \
-        else None
-    sync = torch.cuda.synchronize if gpu else (lambda: None)
+    update = torch_update(net, torch.optim.SGD(net.parameters(), lr=LR), autocast, device,
+                          dtype)
+    sync = torch.cuda.synchronize if torch.device(device).type == 'cuda' else (lambda: None)
 
     def step():
+        update(X, y)
+        sync()
+    return step
+
+
+def torch_update(net, opt, autocast, device, dtype):
+    """``update(X, y) -> loss``: one optimizer step of ``net`` on a batch, the forward pass
+    under ``torch.autocast(dtype)`` when ``autocast`` (on a GPU with float16: with a
+    GradScaler), the loss in float32."""
+    dev = torch.device(device).type
+    lossf = torch.nn.CrossEntropyLoss()
+    scaler = torch.amp.GradScaler('cuda') if dev == 'cuda' and autocast and \
+        dtype == torch.float16 else None
+
+    def update(X, y):
         opt.zero_grad()
-        with torch.autocast(torch.device(device).type, dtype=dtype, enabled=autocast):
+        with torch.autocast(dev, dtype=dtype, enabled=autocast):
             out = net(X)
         l = lossf(out.float(), y)
         if scaler is None:
@@ -132,8 +144,8 @@ def torch_step(batch, size, autocast, device='cpu', dtype=torch.bfloat16):
             scaler.scale(l).backward()
             scaler.step(opt)
             scaler.update()
-        sync()
-    return step
+        return l
+    return update
 
 
 # -- does bfloat16 AMP train as well? ---------------------------------------------------------
@@ -237,34 +249,22 @@ def torch_train_accuracy(autocast, steps, batch, size, seed=0, device='cpu',
     net.load_state_dict({k: torch.from_numpy(w) for (k, _), w in zip(state, weights)},
                         strict=False)
     net = net.to(device)
-    dev = torch.device(device).type
-    opt = torch.optim.SGD(net.parameters(), lr=TRAIN_LR, momentum=0.9)
-    lossf = torch.nn.CrossEntropyLoss()
-    scaler = torch.amp.GradScaler('cuda') if dev == 'cuda' and autocast and \
-        dtype == torch.float16 else None
+    update = torch_update(net, torch.optim.SGD(net.parameters(), lr=TRAIN_LR, momentum=0.9),
+                          autocast, device, dtype)
     losses = []
     net.train()
     for i in range(steps):
         X = torch.from_numpy(train_x[i * batch:(i + 1) * batch]).to(device)
         y = torch.from_numpy(train_y[i * batch:(i + 1) * batch]).long().to(device)
-        opt.zero_grad()
-        with torch.autocast(dev, dtype=dtype, enabled=autocast):
-            out = net(X)
-        l = lossf(out.float(), y)
-        if scaler is None:
-            l.backward()
-            opt.step()
-        else:
-            scaler.scale(l).backward()
-            scaler.step(opt)
-            scaler.update()
+        l = update(X, y)
         if i >= steps - 20:
             losses.append(float(l.detach()))
     net.eval()
     accs = []
     for ev in evals:
         correct = 0
-        with torch.no_grad(), torch.autocast(dev, dtype=dtype, enabled=ev):
+        with torch.no_grad(), torch.autocast(torch.device(device).type, dtype=dtype,
+                                                enabled=ev):
             for i in range(0, len(test_x), 100):
                 out = net(torch.from_numpy(test_x[i:i + 100]).to(device)).float()
                 correct += int((out.argmax(1).cpu().numpy() == test_y[i:i + 100]).sum())
