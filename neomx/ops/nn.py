@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from ..base import dtype_torch
 from .layout import convolution_operands, dense, max_pool_by_channels, takes_channels_last
+from .shape import rows
 from .registry import (Bool, DType, Enum, Float, FloatOrNone, Int, IntOrNone, Shape,
                        ShapeError, Str, register, same_as_input)
 
@@ -81,8 +82,8 @@ def _fc_fill(attrs, shapes):
 
 def _fully_connected(data, weight, bias=None, num_hidden=0, no_bias=False, flatten=True):
     """``data @ weight.T + bias``; with ``flatten`` the data is first reshaped to 2-d."""
-    if flatten and data.dim() != 2:     # flatten, not reshape(n, -1): a batch may be empty
-        data = data.flatten(1) if data.dim() > 2 else data.reshape(-1, 1)
+    if flatten and data.dim() != 2:
+        data = rows(data)
     if weight.shape[0] != num_hidden:
         raise ShapeError("weight has shape %s, expected (%d, %d)"
                          % (tuple(weight.shape), num_hidden, data.shape[-1]))
@@ -694,8 +695,7 @@ def _softmax_output_axes(data, multi_output, preserve_shape):
         return torch.softmax(data, dim=-1), data.dim() - 1
     if multi_output:
         return torch.softmax(data, dim=1), 1
-    flat = data.flatten(1) if data.dim() > 1 else data.reshape(-1, 1)
-    return torch.softmax(flat, dim=1).reshape(data.shape), None
+    return torch.softmax(rows(data), dim=1).reshape(data.shape), None
 
 
 def _softmax_output(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=False,

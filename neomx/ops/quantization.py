@@ -17,6 +17,7 @@ import torch
 from ..base import MXNetError
 from .nn import _conv_fill, _conv_infer, _convolution, _pool_infer, _pooling
 from .registry import (Any, Bool, Enum, FloatOrNone, Op, ShapeError, add, register)
+from .shape import rows
 
 __all__ = []
 
@@ -212,7 +213,7 @@ _register_quantized_pooling()
 
 
 def _quantized_flatten(data, min_data, max_data):
-    return data.reshape(data.shape[0], -1), min_data.float(), max_data.float()
+    return rows(data), min_data.float(), max_data.float()
 
 
 register('_contrib_quantized_flatten', inputs=('data', 'min_data', 'max_data'), num_outputs=3,

@@ -269,10 +269,14 @@ register('squeeze', view=True, infer=_squeeze_rule,
          attrs={'axis': Axis(None)})(_squeeze)
 
 
+def rows(data):
+    """``data`` as a matrix of one row per item of its first axis (a scalar: 1 x 1); an empty
+    batch is (0, features), which reshape(0, -1) cannot say."""
+    return data.flatten(1) if data.dim() > 1 else data.reshape(-1, 1)
+
+
 def _flatten(data):
-    if data.dim() > 1:
-        return data.flatten(1)          # not reshape(n, -1): a batch may be empty
-    return data.reshape(-1, 1) if data.dim() else data.reshape(1, 1)
+    return rows(data)
 
 
 register('Flatten', aliases=('flatten',), view=True)(_flatten)

@@ -28,6 +28,7 @@ import warnings
 import torch
 
 from ..base import MXNetError
+from .shape import rows as as_rows
 
 __all__ = ['STYPES', 'stype_of', 'to_stype', 'to_dense', 'rule_of', 'kernel_of', 'RULES',
            'KERNELS', 'GRAD_RULES', 'kernel_for', 'rows_of', 'csr_from_coords', 'csr_tensor', 'rsp_tensor']
@@ -68,9 +69,8 @@ _rsp = rsp_tensor
 
 
 def _dense_to_rsp(t):
-    flat = t.flatten(1) if t.dim() > 1 else t.reshape(-1, 1)
-    rows = (flat != 0).any(dim=1).nonzero().reshape(-1)
-    return _rsp(rows, t[rows], t.shape)
+    nonzero = (as_rows(t) != 0).any(dim=1).nonzero().reshape(-1)
+    return _rsp(nonzero, t[nonzero], t.shape)
 
 
 def _coo_to_rsp(t):
