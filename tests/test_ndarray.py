@@ -583,3 +583,37 @@ print(mx.nd.array([-1.0, 2.5], dtype='uint8').asnumpy().tolist())
     assert out.getvalue() == want
     with pytest.raises(mx.MXNetError, match="array: cannot convert list to an array of int8"):
         nd.array([2**70], dtype='int8')
+
+
+def test_nd_functions_parse_attributes_by_name_once_per_set_of_values(monkeypatch):
+    """A layer's call (``F.FullyConnected(x, w, b, num_hidden=4, ...)``) parses its attributes
+    once per set of values; other values, a required attribute left out, an unknown one, an
+    input given by name and the sign of a zero scalar are still honoured."""
+    from neomx.ops import registry
+    op = registry.get('FullyConnected')
+    parser = op.attrs['num_hidden']
+    seen = []
+
+    class Counting:
+        default = parser.default
+
+        def __call__(self, name, key, value):
+            seen.append(value)
+            return parser(name, key, value)
+    monkeypatch.setitem(op.attrs, 'num_hidden', Counting())
+    x, w = nd.ones((2, 3)), nd.ones((4, 3))
+    for _ in range(3):
+        y = nd.FullyConnected(x, w, None, no_bias=True, num_hidden=4, name='fwd')
+    assert y.shape == (2, 4) and y.asnumpy().tolist() == [[3.0] * 4] * 2
+    assert seen == [4]
+    assert nd.FullyConnected(x, w[:2], no_bias=True, num_hidden=2).shape == (2, 2)
+    assert seen == [4, 2]
+    with pytest.raises(mx.MXNetError, match='num_hidden'):
+        nd.FullyConnected(x, w, no_bias=True)
+    for _ in range(2):
+        with pytest.raises(mx.MXNetError, match='unknown attribute'):
+            nd.FullyConnected(x, w, no_bias=True, num_hidden=4, bogus=1)
+    assert nd.FullyConnected(x, weight=w, no_bias=True, num_hidden=4).shape == (2, 4)
+    for _ in range(2):
+        assert not np.signbit(nd._internal._mul_scalar(x, scalar=0.0).asnumpy()).any()
+        assert np.signbit(nd._internal._mul_scalar(x, scalar=-0.0).asnumpy()).all()

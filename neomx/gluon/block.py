@@ -34,8 +34,6 @@ from .. import initializer, ndarray
 from ..base import MXNetError, mode
 from ..context import current_context
 from ..ndarray import NDArray
-from ..ndarray.ndarray import invoke
-from ..ops import registry
 from ..symbol import name as _name
 from ..util import is_np_array
 from . import _hybrid
@@ -833,93 +831,6 @@ class HybridBlock(Block):
     def hybridized_code(self):
         """The Python source the hybridized block runs for its latest input signature."""
         return _hybrid.hybridized_code(self)
-
-
-class CallKwargs(dict):
-    """A layer's ``_kwargs``: the operator settings MXNet passes at each call
-    (``F.Convolution(x, weight, bias, name='fwd', **self._kwargs)``), with a count of the
-    changes made to it, so that a ``FixedOp`` following it parses them again only after one.
-    Code built on MXNet changes them after building a layer (GluonCV's SSD sets
-    ``conv1._kwargs['stride'] = (1, 1)``)."""
-
-    version = 0
-
-    def __setitem__(self, key, value):
-        super().__setitem__(key, value)
-        self.version += 1
-
-    def __delitem__(self, key):
-        super().__delitem__(key)
-        self.version += 1
-
-    def __ior__(self, other):
-        super().__ior__(other)
-        self.version += 1
-        return self
-
-    def update(self, *args, **kwargs):
-        super().update(*args, **kwargs)
-        self.version += 1
-
-    def setdefault(self, key, default=None):
-        self.version += 1
-        return super().setdefault(key, default)
-
-    def pop(self, *args):
-        self.version += 1
-        return super().pop(*args)
-
-    def popitem(self):
-        self.version += 1
-        return super().popitem()
-
-    def clear(self):
-        super().clear()
-        self.version += 1
-
-
-class FixedOp:
-    """An operator whose attributes are parsed once, not at every call: called with
-    ``F = neomx.nd`` it pushes the operator directly (no argument binding per call, the hot
-    path of small layers); with ``F = neomx.sym`` it composes ``sym.<op>`` named 'fwd'.
-
-    The attributes are either fixed (``FixedOp('Activation', act_type='relu')``) or those of a
-    layer's ``_kwargs`` (``FixedOp('Convolution', owner=layer)``), read at each call as MXNet
-    does: a change to ``layer._kwargs``, in place or by assigning another dict, is parsed at
-    the next call (a ``CallKwargs`` says when it changed; another dict is compared).
-
-    >>> import neomx as mx
-    >>> relu = FixedOp('Activation', act_type='relu')
-    >>> relu(mx.nd, mx.nd.array([-1.0, 2.0])).asnumpy().tolist()
-    [0.0, 2.0]
-    """
-    __slots__ = ('op', 'kwargs', 'attrs', 'owner', 'version', 'snapshot')
-
-    def __init__(self, name, owner=None, **kwargs):
-        self.op = registry.get(name)
-        self.owner = owner
-        self._parse(owner._kwargs if owner is not None else kwargs)
-
-    def _parse(self, kwargs):
-        self.attrs = self.op.parse_attrs(kwargs)
-        self.kwargs = kwargs
-        self.version = getattr(kwargs, 'version', None)
-        self.snapshot = dict(kwargs) if self.version is None else None
-
-    def _follow(self):
-        kw = self.owner._kwargs
-        version = getattr(kw, 'version', None)
-        if kw is not self.kwargs or version != self.version or (
-                version is None and kw != self.snapshot):
-            self._parse(kw)
-
-    def __call__(self, F, *inputs):
-        """``inputs`` in the operator's order, None for an absent optional one."""
-        if self.owner is not None:
-            self._follow()
-        if F is ndarray:
-            return invoke(self.op, inputs, self.attrs)
-        return getattr(F, self.op.name)(*inputs, name='fwd', **self.kwargs)
 
 
 # Names MXNet 1.9.1's module holds too (code written for MXNet imports them from here)

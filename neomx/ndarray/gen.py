@@ -93,6 +93,14 @@ def nd_function(op):
 
     # One array input and no attributes given (nd.relu(x)): the fast path of tiny operations.
     fast = op.simple and n_inputs == 1
+    # The attributes given by name, as (name, value) pairs in the call's order -> parsed: a
+    # layer's call (F.FullyConnected(x, weight, bias, num_hidden=4, ...), F.Convolution(...,
+    # **self._kwargs)) parses its attributes once, not at every call. (Not for operators
+    # binding their inputs themselves or taking any number of them.)
+    parsed = {}
+    memo = op.bind_inputs is None and not op.variadic
+    n_in = len(op.inputs)
+    simple1 = op.simple and n_in == 1
 
     def fn(*args, out=None, name=None, ctx=None, **kwargs):
         if len(args) == n_inputs and not kwargs and out is None and ctx is None:
@@ -105,8 +113,38 @@ def nd_function(op):
                     break
             else:   # the common call, nd.relu(x): inputs only, all arrays
                 return invoke(op, args, defaults)
+        key = None
+        if memo and kwargs and out is None and ctx is None and len(args) <= n_in:
+            # inputs positionally (arrays, None for an absent one), attributes by name
+            key = tuple(kwargs.items())
+            try:
+                attrs = parsed[key]
+            except KeyError:
+                pass
+            except TypeError:   # an unhashable value (a list): parsed at every call
+                key = None
+            else:
+                if simple1 and len(args) == 1 and args[0].__class__ is NDArray:
+                    r = fastpath.call(op, args[0], None, None, attrs)     # Activation, Pooling
+                    if r is not None:
+                        return r
+                for a in args:
+                    if a.__class__ is not NDArray and a is not None and \
+                            not isinstance(a, NDArray):
+                        break
+                else:
+                    if len(args) < n_in:
+                        args += (None,) * (n_in - len(args))
+                    return invoke(op, args, attrs)
         inputs, attr_kw = bind_args(op, args, kwargs)
-        return invoke(op, inputs, parse(attr_kw), out=out, ctx=parse_ctx(ctx))
+        attrs = parse(attr_kw)
+        # no input given by name, and no float zero (0.0 and -0.0 are one key, not one value)
+        if key is not None and len(attr_kw) == len(key) and not any(
+                v == 0 and isinstance(v, float) for _, v in key):
+            if len(parsed) >= 256:
+                parsed.clear()
+            parsed[key] = attrs
+        return invoke(op, inputs, attrs, out=out, ctx=parse_ctx(ctx))
 
     fn.__name__ = op.name
     fn.__qualname__ = op.name

@@ -1,7 +1,7 @@
 """Activation layers."""
 from ... import initializer
 from ...base import MXNetError
-from ..block import FixedOp, HybridBlock
+from ..block import HybridBlock
 
 __all__ = ['Activation', 'LeakyReLU', 'PReLU', 'ELU', 'SELU', 'Swish', 'GELU']
 
@@ -17,13 +17,12 @@ class Activation(HybridBlock):
     def __init__(self, activation, **kwargs):
         self._act_type = activation
         super().__init__(**kwargs)
-        self._act = FixedOp('Activation', act_type=activation)
 
     def _alias(self):
         return self._act_type
 
     def hybrid_forward(self, F, x):
-        return self._act(F, x)
+        return F.Activation(x, act_type=self._act_type, name='fwd')
 
     def __repr__(self):
         return '{name}({_act_type})'.format(name=self.__class__.__name__, **self.__dict__)

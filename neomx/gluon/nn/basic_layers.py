@@ -3,7 +3,7 @@ import numpy as np
 
 from ... import ndarray as nd
 from ...base import MXNetError
-from ..block import Block, CallKwargs, FixedOp, HybridBlock, _utils
+from ..block import Block, HybridBlock, _utils
 from .activations import Activation
 
 __all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'Embedding', 'BatchNorm',
@@ -121,8 +121,6 @@ class Dense(HybridBlock):
                  weight_initializer=None, bias_initializer='zeros', in_units=0, **kwargs):
         super().__init__(**kwargs)
         self._flatten = flatten
-        self._fc = FixedOp('FullyConnected', no_bias=not use_bias, num_hidden=units,
-                           flatten=flatten)
         with self.name_scope():
             self._units = units
             self._in_units = in_units
@@ -140,7 +138,8 @@ class Dense(HybridBlock):
                 self.act = None
 
     def hybrid_forward(self, F, x, weight, bias=None):
-        act = self._fc(F, x, weight, bias)
+        act = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
+                               flatten=self._flatten, name='fwd')
         if self.act is not None:
             act = self.act(act)
         return act
@@ -160,11 +159,10 @@ class Dropout(HybridBlock):
         super().__init__(**kwargs)
         self._rate = rate
         self._axes = axes
-        self._drop = FixedOp('Dropout', p=rate, axes=axes, cudnn_off=False)
 
     def hybrid_forward(self, F, x):
         if self._rate > 0:
-            return self._drop(F, x)
+            return F.Dropout(x, p=self._rate, axes=self._axes, name='fwd', cudnn_off=False)
         return F.identity(x)
 
     def __repr__(self):
@@ -222,8 +220,8 @@ class BatchNorm(_Norm):
                  running_mean_initializer='zeros', running_variance_initializer='ones',
                  in_channels=0, **kwargs):
         super().__init__(**kwargs)
-        self._kwargs = CallKwargs(axis=axis, eps=epsilon, momentum=momentum,
-                                  fix_gamma=not scale, use_global_stats=use_global_stats)
+        self._kwargs = {'axis': axis, 'eps': epsilon, 'momentum': momentum,
+                        'fix_gamma': not scale, 'use_global_stats': use_global_stats}
         if in_channels != 0:
             self.in_channels = in_channels
         self._scale_shift(in_channels, center, scale, beta_initializer, gamma_initializer,
@@ -236,7 +234,6 @@ class BatchNorm(_Norm):
                                            shape=(in_channels,),
                                            init=running_variance_initializer,
                                            allow_deferred_init=True, differentiable=False)
-        self._bn = FixedOp('BatchNorm', owner=self)
 
     def cast(self, dtype):
         # float16 batch statistics lose too much: they stay float32.
@@ -245,7 +242,8 @@ class BatchNorm(_Norm):
         super().cast(dtype)
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
-        return self._bn(F, x, gamma, beta, running_mean, running_var)
+        return F.BatchNorm(x, gamma, beta, running_mean, running_var, name='fwd',
+                           **self._kwargs)
 
     def _repr_tail(self):
         c = self.gamma.shape[0]
@@ -265,7 +263,8 @@ class BatchNormReLU(BatchNorm):
     """
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
-        return F.relu(self._bn(F, x, gamma, beta, running_mean, running_var))
+        return F.relu(F.BatchNorm(x, gamma, beta, running_mean, running_var, name='fwd',
+                                  **self._kwargs))
 
 
 class InstanceNorm(_Norm):
@@ -343,15 +342,14 @@ class Embedding(HybridBlock):
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
         grad_stype = 'row_sparse' if sparse_grad else 'default'
-        self._kwargs = CallKwargs(input_dim=input_dim, output_dim=output_dim, dtype=dtype,
-                                  sparse_grad=sparse_grad)
+        self._kwargs = {'input_dim': input_dim, 'output_dim': output_dim, 'dtype': dtype,
+                        'sparse_grad': sparse_grad}
         self.weight = self.params.get('weight', shape=(input_dim, output_dim),
                                       init=weight_initializer, dtype=dtype,
                                       allow_deferred_init=True, grad_stype=grad_stype)
-        self._embed = FixedOp('Embedding', owner=self)
 
     def hybrid_forward(self, F, x, weight):
-        return self._embed(F, x, weight)
+        return F.Embedding(x, weight, name='fwd', **self._kwargs)
 
     def __repr__(self):
         return '{block_name}({input_dim} -> {output_dim}, {dtype})'.format(

@@ -1,7 +1,7 @@
 """Convolution, transposed convolution and pooling layers (1-d, 2-d and 3-d)."""
 from ...base import MXNetError, numeric_types
 from ...ops import registry
-from ..block import CallKwargs, FixedOp, HybridBlock
+from ..block import HybridBlock
 from .activations import Activation
 
 __all__ = ['Conv1D', 'Conv2D', 'Conv3D', 'Conv1DTranspose', 'Conv2DTranspose',
@@ -43,13 +43,13 @@ class _Conv(HybridBlock):
             self._in_channels = in_channels
             n = len(kernel_size)
             self._op_name = op_name
-            self._kwargs = CallKwargs(
-                kernel=kernel_size, stride=_tuple(strides, n, 'strides'),
-                dilate=_tuple(dilation, n, 'dilation'), pad=_tuple(padding, n, 'padding'),
-                num_filter=channels, num_group=groups, no_bias=not use_bias, layout=layout)
+            self._kwargs = {
+                'kernel': kernel_size, 'stride': _tuple(strides, n, 'strides'),
+                'dilate': _tuple(dilation, n, 'dilation'), 'pad': _tuple(padding, n, 'padding'),
+                'num_filter': channels, 'num_group': groups, 'no_bias': not use_bias,
+                'layout': layout}
             if adj is not None:
                 self._kwargs['adj'] = adj
-            self._fwd = FixedOp(op_name, owner=self)
             wshape, bshape = _param_shapes(op_name, self._kwargs, in_channels, layout)
             self.weight = self.params.get('weight', shape=wshape, init=weight_initializer,
                                           allow_deferred_init=True)
@@ -64,7 +64,10 @@ class _Conv(HybridBlock):
                 self.act = None
 
     def hybrid_forward(self, F, x, weight, bias=None):
-        act = self._fwd(F, x, weight, bias)
+        if bias is None:
+            act = getattr(F, self._op_name)(x, weight, name='fwd', **self._kwargs)
+        else:
+            act = getattr(F, self._op_name)(x, weight, bias, name='fwd', **self._kwargs)
         if self.act is not None:
             act = self.act(act)
         return act
@@ -195,19 +198,19 @@ class _Pooling(HybridBlock):
         if strides is None:
             strides = pool_size
         n = len(pool_size)
-        self._kwargs = CallKwargs(
-            kernel=pool_size, stride=_tuple(strides, n, 'strides'),
-            pad=_tuple(padding, n, 'padding'), global_pool=global_pool, pool_type=pool_type,
-            layout=layout, pooling_convention='full' if ceil_mode else 'valid')
+        self._kwargs = {
+            'kernel': pool_size, 'stride': _tuple(strides, n, 'strides'),
+            'pad': _tuple(padding, n, 'padding'), 'global_pool': global_pool,
+            'pool_type': pool_type, 'layout': layout,
+            'pooling_convention': 'full' if ceil_mode else 'valid'}
         if count_include_pad is not None:
             self._kwargs['count_include_pad'] = count_include_pad
-        self._pool = FixedOp('Pooling', owner=self)
 
     def _alias(self):
         return 'pool'
 
     def hybrid_forward(self, F, x):
-        return self._pool(F, x)
+        return F.Pooling(x, name='fwd', **self._kwargs)
 
     def __repr__(self):
         s = '{name}(size={kernel}, stride={stride}, padding={pad}, ceil_mode={ceil_mode}'
