@@ -27,8 +27,8 @@ from . import engine as _engine
 from .base import MXNetError, mode
 from .ndarray.ndarray import NDArray, Storage, _make, _op, in_array_class
 from .ndarray.sparse import zeros as sparse_zeros
-from .ndarray.run import (RELEASED, closure, leaf, record_outputs, recording, shadow_tensor,
-                          store_gradient)
+from .ndarray.run import (RELEASED, closure, leaf, record_outputs, recording, release,
+                          shadow_tensor, store_gradient)
 from .ops.layout import dense
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
@@ -199,9 +199,7 @@ def _release(nodes):
     so a state carried into the next batch is a constant there."""
     siblings = [s() for v in nodes if v.siblings is not None for s in v.siblings]
     nodes = list({id(v): v for v in nodes + [s for s in siblings if s is not None]}.values())
-    for v in nodes:
-        v.leaves = None
-        v.parents = RELEASED
+    release(nodes)
 
     def detach():
         for v in nodes:

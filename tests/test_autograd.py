@@ -483,22 +483,25 @@ def test_backward_releases_the_graph(engine):
 def test_marked_arrays_are_freed_without_the_garbage_collector(engine):
     # A marked variable and its gradient go when the last array goes, as in MXNet: no
     # reference cycle keeps a large tensor until the collector runs. The leaf stays alive
-    # while a recorded result still needs it.
+    # while a recorded result still needs it: until the backward pass that releases it.
     gc.collect()
     gc.disable()
     try:
         x = nd.ones((64, 64))
         x.attach_grad()
-        storage, grad = weakref.ref(x._var), weakref.ref(x.grad._var)
+        g = x.grad
+        storage, grad = weakref.ref(x._var), weakref.ref(g._var)
         with ag.record():
             y = (x * x).sum()
         del x
         assert storage() is not None
         y.backward()
-        assert storage().grad._var is grad()
-        assert storage().grad.asnumpy().sum() == 2 * 64 * 64
+        assert g.asnumpy().sum() == 2 * 64 * 64
+        nd.waitall()
+        assert storage() is None        # y, released, needs it no more
+        del g
+        assert grad() is None
         del y
-        assert storage() is None and grad() is None
     finally:
         gc.enable()
 
@@ -846,3 +849,45 @@ def test_rnn_state_carried_across_batches_matches_mxnet(mxnet_ref):
         assert np.allclose([float(v) for v in got.split()], [float(v) for v in want.split()],
                            rtol=1e-4, atol=1e-6), (got, want)
     assert len(out.getvalue().split('\n')) == len(ref) == 5
+
+
+def test_a_value_updated_from_each_batch_does_not_keep_the_batches_graphs(engine):
+    # The book's batch normalisation from scratch updates its moving mean from each batch's
+    # recorded mean, inside autograd.record(): the loss's backward releases the batch's graph,
+    # and the moving mean, computed from it, must not keep it (nor its arrays) alive.
+    w = nd.ones((1, 8))
+    w.attach_grad()
+    moving = nd.zeros((1, 8))
+    seen = []
+    for _ in range(4):
+        x = nd.random.uniform(shape=(64, 8))
+        with ag.record():
+            h = x * w
+            mean = h.mean(axis=0, keepdims=True)
+            moving = 0.9 * moving + 0.1 * mean
+            loss = ((h - mean) ** 2).sum()
+        loss.backward()
+        seen.append(weakref.ref(h))
+        del x, h, mean, loss
+    nd.waitall()
+    gc.collect()
+    assert [r() is None for r in seen] == [True] * 4
+    assert moving.asnumpy().shape == (1, 8)
+    # Its graph reaches a released one: it cannot be differentiated, as in MXNet.
+    with ag.record():
+        y = moving * 2
+    with pytest.raises(mx.MXNetError, match='not in a computational graph'):
+        y.backward()
+
+
+def test_a_graph_untouched_by_a_release_stays_differentiable(engine):
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        kept = x * 3            # its own graph
+        other = x * 5
+    other.backward()            # releases other's graph only
+    with ag.record():
+        z = kept * 2 + x
+    z.backward()
+    assert x.grad.asnumpy().tolist() == [7, 7]

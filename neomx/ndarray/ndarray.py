@@ -53,7 +53,7 @@ class Storage(Var):
     all the results of the operation that made this one, when it made several: a backward pass
     releases them together, as MXNet releases an operation's node."""
     __slots__ = ('tensor', 'grad', 'grad_req', 'leaves', 'parents', 'recipe', 'fresh_grad',
-                 'shadow', 'siblings')
+                 'shadow', 'siblings', 'alive_at')
 
     def __init__(self, tensor=None):
         self.writer = None
@@ -67,6 +67,7 @@ class Storage(Var):
         self.parents = None
         self.recipe = None
         self.siblings = None
+        self.alive_at = -1        # run.reaches_released
         self.fresh_grad = False   # set by backward, cleared by the Trainer (stale gradients)
         # Integer arrays are differentiated (as in MXNet) through a float64 copy that torch
         # autograd can follow: set for a marked integer variable and the integer results

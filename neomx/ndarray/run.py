@@ -44,7 +44,7 @@ from ..engine import NOT_NOW, push, run_now
 from ..ops.layout import dense, is_channels_last, is_dense, row_major
 
 __all__ = ['INTEGERS', 'tensors', 'recording', 'closure', 'plain', 'record_outputs',
-           'merge_leaves', 'shadowed', 'RELEASED', 'shadow_tensor', 'integer_gradient', 'leaf',
+           'merge_leaves', 'shadowed', 'RELEASED', 'release', 'reaches_released', 'shadow_tensor', 'integer_gradient', 'leaf',
            'store_into', 'store_gradient', 'own', 'Kept', 'register_storage_types']
 
 # dtypes differentiated through a float64 shadow (bool arrays too: MXNet differentiates them
@@ -236,6 +236,48 @@ def store_gradient(buf, g, req, like=None):
 # released: as in MXNet, it is a constant to later recordings, and a graph still reaching it
 # cannot be differentiated.
 RELEASED = ('released',)
+# How many times a graph was released: a recorded result found not to reach a released one
+# keeps the count it was found at (``Storage.alive_at``), so each is looked at once per release.
+_RELEASES = [0]
+
+
+def release(vars_):
+    """Releases the recorded Storages ``vars_`` (a backward pass without retain_graph): they
+    become constants to later recordings, and a graph reaching one cannot be differentiated.
+    The input arrays an operator read (``recipe``, for get_symbol) go with their graph."""
+    _RELEASES[0] += 1
+    _mark_released(vars_)
+
+
+def _mark_released(vars_):
+    for v in vars_:
+        v.leaves = None
+        v.parents = RELEASED
+        v.recipe = None
+
+
+def reaches_released(v):
+    """Whether the graph of the recorded Storage ``v`` reaches a released one: it was computed
+    from a result an earlier backward pass released (a moving average updated from each
+    batch's mean), so it can never be differentiated."""
+    now = _RELEASES[0]
+    if v.alive_at == now:
+        return False
+    seen, stack, walked = set(), [v], []
+    while stack:
+        u = stack.pop()
+        if u.alive_at == now or id(u) in seen:
+            continue
+        p = u.parents
+        if p is RELEASED:
+            return True
+        seen.add(id(u))
+        walked.append(u)
+        if p:
+            stack.extend(p)
+    for u in walked:
+        u.alive_at = now
+    return False
 
 
 def record_outputs(out_vars, in_vars, leaves, recipe=None):
@@ -244,14 +286,27 @@ def record_outputs(out_vars, in_vars, leaves, recipe=None):
     ``(operator, attributes, input NDArrays)`` where an operator made them (for
     ``autograd.get_symbol``). Returns the ``rec`` that ``tensors`` and ``closure`` take: True,
     or the positions of the inputs outside the graph, whose tensors are cut off from any old
-    graph."""
+    graph.
+
+    Results computed from a recorded result whose graph reaches a released one are released
+    at once, all their inputs cut: as in MXNet, their graph cannot be differentiated, and it
+    is not kept. Held on, a value carried from batch to batch and updated from each batch's
+    recorded results (the moving statistics of a batch normalisation written out by hand)
+    would keep every batch's graph alive."""
     parents = tuple(v for v in in_vars if v is not None and getattr(v, 'leaves', None))
+    now = _RELEASES[0]
+    if now:
+        for p in parents:
+            if p.alive_at != now and reaches_released(p):
+                _mark_released(out_vars)    # new: nothing found alive can reach them
+                return tuple(i for i, v in enumerate(in_vars) if v is not None) or True
     siblings = tuple(weakref.ref(v) for v in out_vars) if len(out_vars) > 1 else None
     for k, v in enumerate(out_vars):
         v.leaves = leaves
         v.parents = parents
         v.siblings = siblings
         v.recipe = None if recipe is None else recipe + (k,)
+        v.alive_at = now
     if len(parents) == len(in_vars):
         return True
     return tuple(i for i, v in enumerate(in_vars)

@@ -449,14 +449,19 @@ def _with_grad(kernel, grad, name):
         def forward(ctx, attrs, *inputs):
             out = kernel(*inputs, **attrs)
             ctx.attrs = attrs
-            ctx.save_for_backward(*[x if isinstance(x, torch.Tensor) else None for x in inputs])
-            ctx.outputs = out
+            ctx.n_inputs = len(inputs)
+            ctx.single = isinstance(out, torch.Tensor)
+            # the outputs saved as the inputs are, not held by ctx: a backward pass without
+            # retain_graph frees both (held by ctx, they would live as long as the graph does)
+            ctx.save_for_backward(*[x if isinstance(x, torch.Tensor) else None for x in inputs],
+                                  *((out,) if ctx.single else out))
             return out
 
         @staticmethod
         def backward(ctx, *out_grads):
-            inputs = ctx.saved_tensors
-            grads = grad(inputs, ctx.outputs, out_grads, **ctx.attrs)
+            saved = ctx.saved_tensors
+            inputs, outs = saved[:ctx.n_inputs], saved[ctx.n_inputs:]
+            grads = grad(inputs, outs[0] if ctx.single else outs, out_grads, **ctx.attrs)
             return (None,) + tuple(grads)
 
     Fn.__name__ = name + 'Function'
