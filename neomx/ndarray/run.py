@@ -44,8 +44,9 @@ from ..engine import NOT_NOW, push, run_now
 from ..ops.layout import dense, is_channels_last, is_dense, row_major
 
 __all__ = ['INTEGERS', 'tensors', 'recording', 'closure', 'plain', 'record_outputs',
-           'merge_leaves', 'shadowed', 'RELEASED', 'release', 'reaches_released', 'shadow_tensor', 'integer_gradient', 'leaf',
-           'store_into', 'store_gradient', 'own', 'Kept', 'register_storage_types']
+           'merge_leaves', 'shadowed', 'RELEASED', 'release', 'reaches_released',
+           'shadow_tensor', 'integer_gradient', 'leaf', 'store_into', 'store_gradient', 'own',
+           'Kept', 'register_storage_types']
 
 # dtypes differentiated through a float64 shadow (bool arrays too: MXNet differentiates them
 # like integers)
