@@ -86,6 +86,10 @@ def test_one_hot(ctx):
     assert nd.one_hot(nd.array([[1, 0], [2, 1]], ctx=ctx), 3).shape == (2, 2, 3)
     assert nd.one_hot(nd.array([2], dtype='int32', ctx=ctx), 3).dtype == np.float32
     assert i.one_hot(4).shape == (3, 4)
+    # Fractional indices are truncated, as MXNet casts them; depth 0 gives an empty last axis.
+    assert nd.one_hot(nd.array([1.7, 0.2, 2.9], ctx=ctx), 3).asnumpy().tolist() == \
+        [[0, 1, 0], [1, 0, 0], [0, 0, 1]]
+    assert nd.one_hot(i, 0).shape == (3, 0)
     o = nd.zeros((2, 3), ctx=ctx)
     nd.onehot_encode(nd.array([1, 0], ctx=ctx), o)
     assert o.asnumpy().tolist() == [[0, 1, 0], [1, 0, 0]]

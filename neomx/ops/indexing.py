@@ -104,10 +104,16 @@ def _one_hot(indices, depth, on_value, off_value, dtype):
     elsewhere (everywhere for an index outside [0, depth))."""
     if depth < 0:
         raise ShapeError("depth must be >= 0, got %d" % depth)
-    hot = indices.long().unsqueeze(-1) == torch.arange(depth, device=indices.device)
-    dt = dtype_torch(dtype)
-    return torch.where(hot, torch.tensor(on_value, dtype=dt, device=indices.device),
-                       torch.tensor(off_value, dtype=dt, device=indices.device))
+    idx = indices.long()
+    out = torch.full(tuple(idx.shape) + (depth,), off_value, dtype=dtype_torch(dtype),
+                     device=indices.device)
+    if depth and idx.numel():
+        # one write per index: on_value at it, or off_value at a clamped place for an index
+        # outside [0, depth) (the row stays all off_value)
+        inside = (idx >= 0) & (idx < depth)
+        values = torch.where(inside, on_value, off_value).to(out.dtype)
+        out.scatter_(-1, idx.clamp(0, depth - 1).unsqueeze(-1), values.unsqueeze(-1))
+    return out
 
 
 def _one_hot_rule(attrs, shapes, dtypes):
