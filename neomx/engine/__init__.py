@@ -21,8 +21,9 @@ from .threads import LIGHT_WORK, PARALLEL_WORK, cpu_budget, end_idle_helpers
 from .var import Var, track
 
 __all__ = ['Var', 'EngineError', 'ThreadedEngine', 'NaiveEngine', 'current', 'push',
-           'run_now', 'NOT_NOW', 'stream_of', 'wait_for_var', 'waitall', 'engine_type', 'set_engine_type', 'engine_scope',
-           'set_bulk_size', 'bulk', 'cpu_budget', 'track', 'end_helper_threads']
+           'run_now', 'NOT_NOW', 'stream_of', 'wait_for_var', 'waitall', 'engine_type',
+           'set_engine_type', 'engine_scope', 'set_bulk_size', 'bulk', 'cpu_budget', 'track',
+           'end_helper_threads']
 
 _TYPES = {'ThreadedEngine': ThreadedEngine, 'ThreadedEnginePerDevice': ThreadedEngine,
           'ThreadedEnginePooled': ThreadedEngine, 'NaiveEngine': NaiveEngine}

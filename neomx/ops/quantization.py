@@ -12,11 +12,13 @@ convolutions accumulate in int32 and requantize to the calibrated output range.
 >>> q.asnumpy().tolist(), lo.asnumpy().tolist(), hi.asnumpy().tolist()
 ([-64, 16, 127], [-2.0], [2.0])
 """
+import math
+
 import torch
 
 from ..base import MXNetError
 from .nn import _conv_fill, _conv_infer, _convolution, _pool_infer, _pooling
-from .registry import (Any, Bool, Enum, FloatOrNone, Op, ShapeError, add, register)
+from .registry import (Any, Bool, Enum, FloatOrNone, Op, ShapeError, add, get, register)
 from .shape import rows
 
 __all__ = []
@@ -199,9 +201,7 @@ def _quantized_pooling_infer(attrs, shapes, dtypes):
     return (out[0], (1,), (1,)), (dtypes[0], 'float32', 'float32')
 
 
-
 def _register_quantized_pooling():
-    from .registry import get
     pooling = get('Pooling')
     register('_contrib_quantized_pooling', inputs=('data', 'min_data', 'max_data'),
              num_outputs=3, output_names=('output', 'min_output', 'max_output'), heavy=True,
@@ -219,15 +219,8 @@ def _quantized_flatten(data, min_data, max_data):
 register('_contrib_quantized_flatten', inputs=('data', 'min_data', 'max_data'), num_outputs=3,
          output_names=('output', 'min_output', 'max_output'),
          infer=lambda attrs, shapes, dtypes: (
-             ((shapes[0][0], _prod(shapes[0][1:])), (1,), (1,)),
+             ((shapes[0][0], math.prod(shapes[0][1:])), (1,), (1,)),
              (dtypes[0], 'float32', 'float32')), infer_attrs=())(_quantized_flatten)
-
-
-def _prod(dims):
-    n = 1
-    for d in dims:
-        n *= d
-    return n
 
 
 # -- the fused convolution of MXNet's MKL-DNN subgraph backend --------------------------------
@@ -299,7 +292,6 @@ def _apply_act(x, act):
     if act is None:
         return x
     name, attrs = act
-    from .registry import get
     op = get(name)
     return op.kernel(x, **attrs, **op.kernel_kwargs(x.device, False, None)) \
         if name != 'LeakyReLU' else op.kernel(x, None, **attrs, is_train=False, generator=None)
