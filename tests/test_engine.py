@@ -1072,13 +1072,13 @@ def _probe_threads(eng, ctx):
 def test_intra_op_threads_split_between_cpu_devices(cores):
     cores(9)
     eng = ThreadedEngine()
-    # All cores go to the one CPU device ...
+    # All cores go to the one CPU device (the pushing thread computes on one: front_end_thread)
     assert _probe_threads(eng, mx.cpu(0)) == 9
-    assert torch.get_num_threads() == 9
+    assert torch.get_num_threads() == 1
     # ... and are shared once a second CPU device is in use, never oversubscribed.
     assert _probe_threads(eng, mx.cpu(1)) == 4
     assert _probe_threads(eng, mx.cpu(0)) == 4
-    assert torch.get_num_threads() == 4
+    assert torch.get_num_threads() == 1
     naive = NaiveEngine()
     assert _probe_threads(naive, mx.cpu(0)) == 9
 
@@ -1106,7 +1106,7 @@ def test_neomx_cpu_threads_override_in_fresh_process():
         y = mx.nd.dot(mx.nd.ones((64, 64)), mx.nd.ones((64, 64))).sum().asscalar()
         print(json.dumps([first, second, torch.get_num_threads(), float(y)]))
     ''', env={'NEOMX_CPU_THREADS': '3', 'OMP_NUM_THREADS': '1'})
-    assert out == [3, 3, 3, 64.0 ** 3]
+    assert out == [3, 3, 1, 64.0 ** 3]
 
 
 class _FakeSchedstat:
@@ -1294,7 +1294,8 @@ _HELPERS = '''
     a = mx.nd.array(x.numpy())
     b = a * 2
     b.wait_to_read()                 # a parallel kernel on the worker: its helper started
-    y = x * 2                        # and one in this thread
+    torch.set_num_threads(2)         # and one in this thread, as a benchmark's PyTorch runs
+    y = x * 2
     before = count()
     mx.engine.end_helper_threads()
     ended = settled(lambda n: n <= before - 2)
@@ -1318,6 +1319,47 @@ def test_end_helper_threads_ends_the_idle_openmp_helpers():
         'NEOMX_CPU_THREADS': '2', 'OMP_NUM_THREADS': '2'})
     assert ended <= before - 2, (before, ended)
     assert again == ended + 1 and ok and final == ended, (ended, again, final)
+    assert same
+
+
+_FRONT_END = r'''
+    import json, os, time, torch
+    x = torch.rand(4000, 1000)
+    y = x * 2            # a parallel kernel before neomx's first operation: this thread's helper
+    def count():
+        return len(os.listdir('/proc/self/task'))
+    with_helper = count()
+    import neomx as mx
+    from neomx.engine import Var
+    seen, v = [], Var()
+    mx.engine.push(lambda: seen.append(torch.get_num_threads()), [], [v], mx.cpu(), 'probe')
+    mx.engine.wait_for_var(v)
+    mine = torch.get_num_threads()
+    a = mx.nd.ones((32, 256))
+    for _ in range(200):     # tiny operations, several run at once in this thread
+        a = mx.nd.tanh(a * 0.5 + 0.1)
+    a.wait_to_read()
+    b = mx.nd.dot(mx.nd.ones((512, 512)), mx.nd.ones((512, 512)))
+    b.wait_to_read()     # a parallel kernel on the worker: its helper started
+    z = x * 2            # this thread's own torch kernel: on one thread, no helper started
+    after = count()
+    print(json.dumps([with_helper, seen[0], mine, after, bool(torch.equal(y, z))]))
+'''
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc/self/task') or (os.cpu_count() or 1) < 2,
+                    reason='needs Linux and two cores')
+def test_the_pushing_thread_computes_on_one_intra_op_thread():
+    """Once a CPU worker runs, the thread that pushes to it computes its own kernels (the tiny
+    ones it runs at once, a waiter's) on one intra-op thread, and the OpenMP helper it kept from
+    an earlier kernel is ended: a second OpenMP team would make libgomp stop every helper
+    spin-waiting, the worker's too (threads.front_end_thread). The worker keeps the cores."""
+    with_helper, worker, mine, after, same = _run_child(_FRONT_END, env={
+        'NEOMX_CPU_THREADS': '2', 'OMP_NUM_THREADS': '2'})
+    assert worker == 2 and mine == 1
+    # the worker thread and its OpenMP helper came (with at most one more thread), this thread's
+    # helper went
+    assert after <= with_helper + 2, (with_helper, after)
     assert same
 
 

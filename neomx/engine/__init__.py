@@ -86,8 +86,10 @@ def current():
 def end_helper_threads():
     """Waits for every operation, then ends the idle OpenMP helper threads of the calling
     thread and of each CPU worker (``threads.end_idle_helpers``): torch code run next in this
-    thread gets the cores as in a process without neomx, and the workers start their helpers
-    again at their next parallel kernel. For benchmarks that time PyTorch beside neomx."""
+    thread (after ``torch.set_num_threads``: a thread that pushes to a CPU worker is left with
+    one intra-op thread, ``threads.front_end_thread``) gets the cores as in a process without
+    neomx, and the workers start their helpers again at their next parallel kernel. For
+    benchmarks that time PyTorch beside neomx."""
     waitall()
     end_idle_helpers()
     if isinstance(_engine, ThreadedEngine):

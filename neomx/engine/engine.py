@@ -26,7 +26,7 @@ import torch
 
 from ..base import MXNetError, env_int, user_line
 from .threads import (INLINE_WORK, LIGHT_WORK, ThreadBudget, end_idle_helpers, float_controls,
-                      set_float_controls)
+                      front_end_thread, set_float_controls)
 from .var import pending, track
 
 __all__ = ['EngineError', 'ThreadedEngine', 'NaiveEngine', 'NOT_NOW']
@@ -484,6 +484,8 @@ class ThreadedEngine(Engine):
                     ctx.torch_device  # raises for a GPU this machine lacks
                     if not copy:
                         self.budget.use_device(ctx)
+                        if ctx.device_typeid != 2 and not _local.in_worker:
+                            front_end_thread()
                     w = Worker(self, ('copy:' if copy else '') + str(ctx), ctx)
                     table[ctx.key] = w
         return w

@@ -33,7 +33,8 @@ from ..base import c_function, env_int
 
 __all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'CONTENDED_WAIT', 'ThreadBudget',
            'LoadProbe', 'run_queue_wait', 'single_threaded', 'cpu_budget', 'local_share',
-           'bind_to_local_share', 'end_idle_helpers', 'float_controls', 'set_float_controls']
+           'bind_to_local_share', 'end_idle_helpers', 'front_end_thread', 'float_controls',
+           'set_float_controls']
 
 INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
 LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
@@ -224,6 +225,21 @@ def end_idle_helpers():
 
 
 _OMP_PAUSE = c_function('omp_pause_resource_all', ctypes.c_int, (ctypes.c_int,))
+_PID = os.getpid()
+
+
+def front_end_thread():
+    """Sets the calling thread, which pushes to CPU workers, to one intra-op thread and ends
+    the OpenMP helpers it kept from earlier kernels (a copy from NumPy of a large array): it
+    computes only operations too small to share (``INLINE_WORK``, a waiter's ``_help``). Any
+    kernel it ran on two threads would give the process a second OpenMP team, and with more
+    helpers than cores libgomp stops every helper spin-waiting between parallel regions, the
+    worker's too: the RNN of ``bench_book.py`` then took 1.04-1.11 s instead of 0.52-0.58, at
+    random, whenever the front end had run one tiny ``tanh`` itself. Not in a forked child,
+    whose copy of the parent's helpers has no threads behind it to end."""
+    torch.set_num_threads(1)
+    if os.getpid() == _PID:
+        end_idle_helpers()
 
 
 # -- the floating-point environment ------------------------------------------------------------
