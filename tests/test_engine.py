@@ -1083,6 +1083,30 @@ def test_intra_op_threads_split_between_cpu_devices(cores):
     assert _probe_threads(naive, mx.cpu(0)) == 9
 
 
+def test_intra_op_threads_leave_data_loading_processes_a_core_each(cores):
+    """While DataLoader worker processes make batches (threads.share_cores), the kernels leave
+    them a core each, up to half the cores."""
+    cores(9)
+    eng = ThreadedEngine()
+    assert _probe_threads(eng, mx.cpu(0)) == 9
+    try:
+        engine_threads.share_cores(3)
+        assert _probe_threads(eng, mx.cpu(0)) == 6
+        engine_threads.share_cores(10)
+        assert _probe_threads(eng, mx.cpu(0)) == 5
+    finally:
+        engine_threads.share_cores(-13)
+    assert _probe_threads(eng, mx.cpu(0)) == 9
+    cores(2)
+    two = ThreadedEngine()
+    try:
+        engine_threads.share_cores(4)
+        assert _probe_threads(two, mx.cpu(0)) == 1
+    finally:
+        engine_threads.share_cores(-4)
+    assert _probe_threads(two, mx.cpu(0)) == 2
+
+
 def test_intra_op_threads_follow_omp_num_threads(cores, monkeypatch):
     cores(9)
     monkeypatch.setenv('OMP_NUM_THREADS', '2')

@@ -33,8 +33,8 @@ from ..base import c_function, env_int
 
 __all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'CONTENDED_WAIT', 'ThreadBudget',
            'LoadProbe', 'run_queue_wait', 'single_threaded', 'cpu_budget', 'local_share',
-           'bind_to_local_share', 'end_idle_helpers', 'front_end_thread', 'float_controls',
-           'set_float_controls']
+           'bind_to_local_share', 'end_idle_helpers', 'front_end_thread', 'share_cores',
+           'float_controls', 'set_float_controls']
 
 INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
 LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
@@ -86,11 +86,17 @@ class ThreadBudget:
 
     def for_work(self, work):
         """The intra-op threads for an operation of size ``work`` (None: large); 0 while no
-        CPU device is in use (leave torch's setting alone)."""
+        CPU device is in use (leave torch's setting alone). While data loading processes work
+        beside the devices (``share_cores``), each of them keeps a core, up to half of them."""
         if work is not None and work < PARALLEL_WORK:
             return 1
         n = self.intra_op_threads
-        return 1 if n and self.contended and not self.fixed else n
+        if not n or self.fixed:
+            return n
+        if self.contended:
+            return 1
+        shared = _SHARED[0]
+        return max(1, n - min(shared, n // 2)) if shared else n
 
     def set_for(self, work, current):
         """Sets the calling thread's intra-op threads for an operation of size ``work``, which
@@ -107,6 +113,19 @@ class ThreadBudget:
         if self.fixed or not CONTENDED_WAIT or run_queue_wait() is None:
             return None
         return LoadProbe(self)
+
+
+_SHARED = [0]    # data loading processes at work beside this process's devices (share_cores)
+
+
+def share_cores(processes):
+    """Counts ``processes`` more (fewer, when negative) worker processes of a DataLoader in a
+    pass: they make batches on the same cores as the devices' kernels, which leave them a core
+    each, up to half the cores (``ThreadBudget.for_work``). On two cores, the book's
+    Fashion-MNIST loops (a DataLoader of 4 processes) ran 1.1-1.6x faster with their kernels
+    on one thread than on two, whose helper threads spin-wait between parallel kernels on the
+    core a loader process wanted (docs/benchmarks.md)."""
+    _SHARED[0] = max(0, _SHARED[0] + processes)
 
 
 def run_queue_wait():

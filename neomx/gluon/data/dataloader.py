@@ -38,6 +38,7 @@ import torch
 from ... import ndarray as nd
 from ...base import MXNetError
 from ...context import cpu, cpu_pinned, num_gpus
+from ...engine.threads import share_cores
 from ...ndarray import NDArray
 from ...ndarray.ndarray import from_tensor, in_array_class, new_array
 from ...util import is_np_array, is_np_shape, set_np
@@ -344,6 +345,7 @@ class _WorkerPool:
         self._asked = [collections.deque() for _ in range(num_workers)]   # their tags, in order
         self._ready = [{} for _ in range(num_workers)]   # tag -> result read ahead
         self._live = set()      # serial numbers of the passes still wanted
+        self._sharing = 0       # worker processes counted as sharing the cores (share_cores)
         self._serial = 0
         self._next = 0
         self.broken = None      # the error that ended this pool
@@ -370,10 +372,16 @@ class _WorkerPool:
     def new_pass(self):
         self._serial += 1
         self._live.add(self._serial)
+        if not self._sharing:
+            # the workers make batches from now on, on the cores the kernels run on
+            self._sharing = len(self._procs)
+            share_cores(self._sharing)
         return self._serial
 
     def end_pass(self, serial):
         self._live.discard(serial)
+        if not self._live:
+            self._stop_sharing()
         for ready in self._ready:
             for tag in [t for t in ready if t[0] == serial]:
                 del ready[tag]
@@ -456,7 +464,12 @@ class _WorkerPool:
         if self.broken is not None:
             raise self.broken
 
+    def _stop_sharing(self):
+        share_cores(-self._sharing)
+        self._sharing = 0
+
     def close(self):
+        self._stop_sharing()
         self._finalizer()
 
 
