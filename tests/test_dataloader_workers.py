@@ -128,28 +128,30 @@ def test_dropped_and_concurrent_passes():
     assert wait_gone(pids) == []
 
 
-def test_a_pass_shares_the_cores_with_its_workers():
+def test_a_pass_shares_the_cores_with_its_workers(monkeypatch):
     """While a pass of a loader with worker processes is wanted, the engine counts them as
     sharing the cores with its kernels (engine.threads.share_cores): once per loader however
     many of its passes are live, and no longer when the last one is dropped or done."""
-    from neomx.engine import threads
-    before = threads._SHARED[0]
+    from neomx.gluon.data import dataloader
+    calls = []
+    monkeypatch.setattr(dataloader, 'share_cores', calls.append)
     loader = DataLoader(_Range(30), 3, num_workers=3)
-    assert threads._SHARED[0] == before
+    assert calls == []
     a = iter(loader)
     next(a)
-    assert threads._SHARED[0] == before + 3
+    assert calls == [3]
     b = iter(loader)
     next(b)
-    assert threads._SHARED[0] == before + 3
+    assert calls == [3]
     del a
-    assert threads._SHARED[0] == before + 3
+    assert calls == [3]
     assert len(list(b)) == 9
     del b
-    assert threads._SHARED[0] == before
+    assert calls == [3, -3]
     next(iter(loader))      # a pass dropped at once
-    assert threads._SHARED[0] == before
+    assert calls == [3, -3, 3, -3]
     del loader
+    assert sum(calls) == 0
 
 
 class _DiesOnce(Dataset):
