@@ -96,7 +96,7 @@ class ThreadBudget:
         if self.contended:
             return 1
         shared = _SHARED[0]
-        return max(1, n - min(shared, n // 2)) if shared else n
+        return n - min(shared, n // 2) if shared else n
 
     def set_for(self, work, current):
         """Sets the calling thread's intra-op threads for an operation of size ``work``, which
