@@ -1,4 +1,5 @@
 """The fast path of tiny operations (``ndarray.fastpath``) and the engine's ``run_now``."""
+import json
 import threading
 
 import numpy as np
@@ -59,12 +60,58 @@ def test_signed_zero_is_planned_at_every_call():
     assert not any(k[1] == 0 for k in _plans_of('_mul_scalar'))
 
 
-def test_fast_path_declines_autograd_and_other_devices():
+def test_fast_path_declines_other_devices_and_integer_arrays_autograd_follows():
     x = nd.ones((4, 3))
-    with mx.autograd.record():
-        assert fastpath.call(registry.get('_plus_scalar'), x, None, 1) is None
     y = nd.ones((4, 3), ctx=mx.cpu(1))
     assert fastpath.call(registry.get('broadcast_add'), x, y) is None
+    i = nd.array([1, 2, 3], dtype='int32')
+    i.attach_grad()
+    with mx.autograd.record():
+        # a marked integer variable is followed through its float64 shadow: general path
+        assert fastpath.call(registry.get('_mul_scalar'), i, None, 2) is None
+        z = i * 2
+    z.backward()
+    assert i.grad.asnumpy().tolist() == [2, 2, 2]
+
+
+def test_recorded_operations_take_the_fast_path_and_differentiate():
+    w = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    b = nd.array([0.5, -0.5])
+    x = nd.array([[1.0, -1.0]])
+    for p in (w, b):
+        p.attach_grad()
+    with mx.autograd.record():
+        h = fastpath.call(registry.get('dot'), x, w, attrs=registry.get('dot').parse_attrs({}))
+        assert h is not None
+        y = nd.tanh(h + b) * 3 - x          # x is outside the graph
+        assert fastpath.call(registry.get('broadcast_add'), h, b) is not None
+        # reading nothing recorded: computed as outside autograd
+        c = x + 1
+        assert not c._var.leaves
+    # the graph is the general path's: the operators, their attributes and inputs
+    nodes = json.loads(mx.autograd.get_symbol(y).tojson())['nodes']
+    ops = [n['op'] for n in nodes]
+    assert ops.count('dot') == 1 and 'tanh' in ops and ops.count('null') == 3
+    assert [n['attrs']['scalar'] for n in nodes if n['op'] == '_mul_scalar'] == ['3.0']
+    y.backward()
+    tw, tb, tx = (torch.tensor(v.asnumpy(), requires_grad=True) for v in (w, b, x))
+    ((torch.tanh(tx.detach() @ tw + tb) * 3 - tx.detach()).sum()).backward()
+    assert np.allclose(w.grad.asnumpy(), tw.grad.numpy())
+    assert np.allclose(b.grad.asnumpy(), tb.grad.numpy())
+    assert c.asnumpy().tolist() == [[2.0, 0.0]]
+
+
+def test_a_recorded_operation_on_a_released_graph_cuts_its_inputs():
+    w = nd.array([2.0])
+    w.attach_grad()
+    with mx.autograd.record():
+        s = w * w
+    s.backward()
+    with mx.autograd.record():
+        t = w * 3
+        u = s + t       # s's graph was released by the backward pass: only t's path counts
+    u.backward()
+    assert w.grad.asnumpy().tolist() == [3.0]
 
 
 def test_views_take_the_fast_path_and_read_their_part():

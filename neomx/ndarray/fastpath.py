@@ -1,13 +1,16 @@
-"""The hot path of tiny operations: ``x + 1``, ``x * y``, ``nd.relu(x)`` on plain arrays
-outside autograd, in one place, behind one entry point, ``call``.
+"""The hot path of tiny operations: ``x + 1``, ``x * y``, ``nd.relu(x)``, ``nd.dot(x, w)`` on
+plain arrays, in autograd's recording or not, in one place, behind one entry point, ``call``.
 
 The first call of a kind (operator, input shapes and dtypes, and the number of ``x + 1``)
 infers its output and remembers a ``Plan``; later calls of that kind look it up in one
 dictionary, make the output array and hand the kernel to ``run.plain``, which runs it at once
 (a tiny operation on a CPU whose inputs have nothing pending and need no autograd:
-``Engine.run_now``) or pushes it. Inputs may be whole arrays or views of a part of one (``x[i]``:
-a DataLoader's worker transforms each sample of a batch-shaped array so). Everything else
-(autograd, sparse arrays, tracing, ``out=``, several outputs, generators) takes ``invoke``'s
+``Engine.run_now``) or pushes it; while autograd records, an operation on recorded arrays or
+marked variables is marked for autograd as the general path marks it and ``run.recorded``
+pushes its kernel in grad mode (the book's RNN from scratch records some 300 such operations a
+batch). Inputs may be whole arrays or views of a part of one (``x[i]``: a DataLoader's worker
+transforms each sample of a batch-shaped array so). Everything else (integer arrays autograd
+follows, sparse arrays, tracing, ``out=``, several outputs, generators) takes ``invoke``'s
 general path. The module installs
 ``call`` as ``ndarray._fast_call``, which ``invoke`` and the arithmetic methods try first. Any
 change here must keep ``tests/test_ops_elemwise.py``'s "same bits on every call" test passing.
@@ -25,7 +28,7 @@ from ..ops.elemwise import scalar_tensor
 from ..ops.registry import ShapeError
 from . import ndarray as _ndarray
 from .ndarray import Storage, _check_results, _new, _shape_error
-from .run import plain
+from .run import INTEGERS, plain, record_outputs, recorded
 
 __all__ = ['Plan', 'call']
 
@@ -70,10 +73,19 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
     ``number`` (a scalar operator's ``scalar``), with the parsed ``attrs``: its output array,
     or None when the call is not one for this path (the caller takes ``invoke``'s). ``where``,
     the user's line, is found only when needed."""
-    if a._sparse or mode.recording or mode.tracing is not None:
+    if a._sparse or mode.tracing is not None:
         return None
     if b is not None and (b._sparse or not (a._ctx is b._ctx or a._ctx == b._ctx)):
         return None
+    # While autograd records, an operation reading a recorded array or a marked variable is
+    # recorded (``recorded``); one reading neither runs as outside autograd.
+    leaves = None
+    if mode.recording:
+        leaves = a._var.leaves
+        if b is not None:
+            lb = b._var.leaves
+            if lb and lb is not leaves:
+                leaves = lb if not leaves else leaves | lb
     if number is not None:
         key = (op, number, a._shape, a._dtype)
     elif attrs and op.infer_attrs != ():
@@ -99,6 +111,8 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
             _PLANS[key] = plan
     if plan is _GENERAL:
         return None
+    if leaves:
+        return _recorded(op, plan, a, b, number, attrs, leaves)
     var = Storage()
     out = _new(a.__class__)
     out._var = var
@@ -107,6 +121,38 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
     out._ctx = ctx = a._ctx
     out._view = None
     plain(plan.kernel, plan.arg, attrs, a, b, var, ctx, plan.work, op.name)
+    return out
+
+
+def _recorded(op, plan, a, b, number, attrs, leaves):
+    """``call`` of a recorded operation: its result is marked as computed from ``a`` (and
+    ``b``) for autograd, as ``invoke``'s general path marks it, and ``run.recorded`` runs the
+    kernel in grad mode. Integer arrays, which autograd follows through float64 shadows, take
+    the general path (None), and so do operators whose gradient MXNet defines otherwise than
+    torch (``Op.grad``): the plan's kernel may be ``kernel.on_floats``, the bare torch
+    function, without the Function that gives that gradient."""
+    av = a._var
+    bv = None if b is None else b._var
+    if (op.grad is not None or plan.dtype in INTEGERS or av.shadow is not None or
+            (bv is not None and bv.shadow is not None)):
+        return None
+    var = Storage()
+    out = _new(a.__class__)
+    out._var = var
+    out._shape = plan.shape
+    out._dtype = plan.dtype
+    out._ctx = a._ctx
+    out._view = None
+    if number is not None:
+        attrs = {'scalar': float(number)}      # as the general path records it
+        ins, reads = (a,), (av,)
+    elif b is None:
+        ins, reads = (a,), (av,)
+    else:
+        ins, reads = (a, b), (av, bv)
+    rec = record_outputs((var,), reads, leaves, (op, attrs, ins))
+    recorded(plan.kernel, plan.arg, attrs if number is None else _EMPTY, a, b, var, rec,
+             a._ctx, plan.work, op.name)
     return out
 
 
