@@ -190,10 +190,11 @@ def _cl_net():
 
 @pytest.mark.parametrize('engine_type', ['NaiveEngine', 'ThreadedEngine'])
 def test_compiled_graphs_run_channels_last(engine_type):
-    """A conv net, imperative and hybridized, convolves channels-last activations, runs its
-    strided 1x1 convolution (of 4 channels: the case oneDNN's AVX2 kernel gets wrong) as a
-    stride-1 one, gives row-major outputs and gradients (channels-last ones for the weights of
-    its 3x3 convolutions, which it stores so), and both steps agree."""
+    """A conv net, imperative and hybridized, convolves channels-last activations (row-major
+    ones for its convolution of 4 output channels), runs its strided 1x1 convolution (of 4
+    input channels: the case oneDNN's AVX2 kernel gets wrong) as a stride-1 one, gives
+    row-major outputs and gradients (channels-last ones for the weights of its 3x3
+    convolutions of 8 or more channels, which it stores so), and both steps agree."""
     x, label = nd.random.uniform(shape=(4, 3, 14, 14)), nd.array([0, 1, 2, 1])
     results = []
     for hybridize in (False, True):
@@ -215,13 +216,14 @@ def test_compiled_graphs_run_channels_last(engine_type):
         params = [p for p in net.collect_params().values()]
         assert is_dense(_stored(out))
         for p in params:
-            layout = is_channels_last if p.shape[2:] == (3, 3) else is_dense
+            cl = p.shape[2:] == (3, 3) and p.shape[0] >= 8
+            layout = is_channels_last if cl else is_dense
             assert layout(_stored(p.data())), p.name
             assert p.grad_req == 'null' or layout(_stored(p.grad())), p.name
         assert all(ok for _, ok in spy.strides), spy.strides
         if engine_type == 'NaiveEngine':      # the kernels ran in this thread: the spy saw them
             convs = spy.convs[:3]
-            assert all(c[0] for c in spy.convs), spy.convs
+            assert [c[0] for c in spy.convs] == [True, False, True] * 2, spy.convs
             assert convs[2][1:] == ((1, 1), (1, 1)), convs              # 1x1, stride 1
         results.append([out.asnumpy()] + [p.data().asnumpy() for p in params])
     for a, b in zip(*results):
@@ -346,7 +348,7 @@ def test_one_channel_input_gives_channels_last_activations():
     convolution, keeps its channels-last result, and matches the imperative result."""
     net = nn.HybridSequential()
     net.add(nn.Conv2D(8, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'),
-            nn.Conv2D(4, 3), nn.BatchNorm())
+            nn.Conv2D(12, 3), nn.BatchNorm())
     net.initialize(mx.init.Xavier())
     x = nd.random.uniform(shape=(2, 1, 10, 10))
     with autograd.train_mode():
@@ -396,7 +398,8 @@ def test_channels_last_can_be_switched_off(hybridize, monkeypatch):
             with spy:
                 net(x)
                 nd.waitall()
-        assert [c[0] for c in spy.convs] == [expected] * 3, (setting, spy.convs)
+        # (the convolution of 4 output channels runs row-major either way)
+        assert [c[0] for c in spy.convs] == [expected, False, expected], (setting, spy.convs)
 
 
 def test_channels_last_storage_goes_row_major_when_needed():
@@ -730,3 +733,27 @@ def test_channels_last_weights_read_and_write_as_row_major_arrays(tmp_path):
         grads.append(net[0].weight.grad().asnumpy())
     assert np.abs(grads[0]).max() > 0
     np.testing.assert_array_equal(grads[1], grads[0])
+
+
+def test_convolutions_of_few_output_channels_stay_row_major():
+    """A convolution of fewer than 8 output channels (the book's LeNet: 6) runs row-major and
+    hands row-major activations on, in training too; one of 8 runs channels-last. Both agree
+    with torch's convolution."""
+    x = nd.random.uniform(shape=(2, 3, 10, 10))
+    xt = torch.from_numpy(x.asnumpy())
+    for channels, channels_last in ((6, False), (8, True)):
+        w = nd.random.uniform(shape=(channels, 3, 5, 5))
+        w.attach_grad()
+        with mx.engine.engine_scope('NaiveEngine'):
+            spy = _ConvSpy()
+            with spy, autograd.record():
+                y = nd.Convolution(x, w, kernel=(5, 5), num_filter=channels, no_bias=True)
+                nd.waitall()
+        assert [c[0] for c in spy.convs] == [channels_last], (channels, spy.convs)
+        assert (is_channels_last if channels_last else is_dense)(_stored(y)), channels
+        y.backward()
+        wt = torch.from_numpy(w.asnumpy()).requires_grad_()
+        ref = torch.nn.functional.conv2d(xt, wt)
+        ref.sum().backward()
+        np.testing.assert_allclose(y.asnumpy(), ref.detach().numpy(), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(w.grad.asnumpy(), wt.grad.numpy(), rtol=1e-4, atol=1e-3)

@@ -15,7 +15,10 @@ subsections after it):
   channels-last activations, as PyTorch's ``channels_last`` models do, imperatively and in
   compiled graphs alike (``runs_channels_last``, ``takes_channels_last``);
 - a convolution runs channels-last unless autograd records it and its weight outweighs its
-  data four times without being stored channels-last (``convolution_operands``);
+  data four times without being stored channels-last, or it has fewer than 8 output channels
+  (``convolution_operands``): torch's elementwise and reduction kernels on channels-last
+  activations of so few channels are slow (the book's LeNet with batch normalisation written
+  out, 6 channels: 0.86x the time row-major);
 - a 1x1 convolution with a stride, of fewer than 16 channels, runs as a stride-1 convolution
   of the subsampled input (the same sums): torch 2.13's oneDNN AVX2 kernel computes a wrong
   weight gradient for such a convolution of channels-last input with 2-7 channels;
@@ -116,12 +119,17 @@ _DATA_PER_WEIGHT = 0.25
 # the layers before it a row-major gradient.
 _SUBSAMPLED_CHANNELS = 16
 
+# A convolution of fewer output channels runs row-major: torch's elementwise and reduction
+# kernels on channels-last activations of so few channels (the book's LeNet: 6) run at a
+# fraction of their row-major speed, and every kernel after the convolution reads them.
+_FEW_CHANNELS = 8
+
 
 def convolution_operands(data, weight, kernel, stride, pad):
     """(data, weight, stride) that a convolution of row-major-ordered ``data`` (channels
     first) hands torch: channels-last for a 2-d convolution that runs so (see the module
     docstring), else row-major."""
-    if len(kernel) == 2 and runs_channels_last(data) and (
+    if len(kernel) == 2 and runs_channels_last(data) and weight.shape[0] >= _FEW_CHANNELS and (
             data.numel() >= _DATA_PER_WEIGHT * weight.numel()
             or not _weight_copied_per_call(weight)):
         if tuple(kernel) == (1, 1) and tuple(stride) != (1, 1) and not any(pad) and \
