@@ -4,7 +4,7 @@ Each iteration copies a 1 MB batch in from NumPy (allocated at once, as a data l
 and queues a product that reads it. The product is slower than the copy, so without any
 synchronisation the front end runs ahead and every queued product keeps its batch alive:
 memory grows with the length of the loop (MXNet: apache/mxnet#8011, #14211). neomx's engine
-blocks the pusher once ``NEOMX_ENGINE_MAX_INFLIGHT`` operations wait on a device (1024 by
+blocks the pusher once ``NEOMX_ENGINE_MAX_INFLIGHT`` operations wait on a device (512 by
 default), so the loop runs in bounded memory.
 
 Each figure comes from a fresh process: the growth of its resident set's high-water mark
