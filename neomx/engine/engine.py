@@ -467,9 +467,9 @@ class ThreadedEngine(Engine):
     def __init__(self, max_inflight=None, inline_work=None):
         super().__init__()
         if max_inflight is None:
-            # 512: a batch of the book's RNN from scratch (some 300 operations pushed before
+            # 512: a batch of the book's RNN from scratch (some 330 operations pushed before
             # its first synchronisation) never blocks; at 256 it blocked once a batch, and the
-            # loop ran 11% slower (docs/benchmarks.md, "The front end's back-pressure")
+            # loop took 1.12-1.16x the time (docs/benchmarks.md, "Figures behind rules")
             max_inflight = env_int('NEOMX_ENGINE_MAX_INFLIGHT', default=512)
         self.max_inflight = max_inflight
         self.lazy_batch = env_int('NEOMX_ENGINE_LAZY_BATCH', default=64)
