@@ -6,9 +6,8 @@ infers its output and remembers a ``Plan``; later calls of that kind look it up 
 dictionary, make the output array and hand the kernel to ``run.plain``, which runs it at once
 (a tiny operation on a CPU whose inputs have nothing pending and need no autograd:
 ``Engine.run_now``) or pushes it; while autograd records, an operation on recorded arrays or
-marked variables is marked for autograd as the general path marks it and ``run.recorded``
-pushes its kernel in grad mode (the book's RNN from scratch records some 300 such operations a
-batch). Inputs may be whole arrays or views of a part of one (``x[i]``: a DataLoader's worker
+marked variables is recorded as the general path records it, its inference taken from the
+plan (the book's RNN from scratch records some 300 such operations a batch). Inputs may be whole arrays or views of a part of one (``x[i]``: a DataLoader's worker
 transforms each sample of a batch-shaped array so). Everything else (integer arrays autograd
 follows, sparse arrays, tracing, ``out=``, several outputs, generators) takes ``invoke``'s
 general path. The module installs
@@ -23,12 +22,13 @@ change here must keep ``tests/test_ops_elemwise.py``'s "same bits on every call"
 [2.0, 2.0]
 """
 from ..base import dtype_torch, mode, user_line
+from ..engine import push
 from ..ops import amp as _amp
 from ..ops.elemwise import scalar_tensor
 from ..ops.registry import ShapeError
 from . import ndarray as _ndarray
 from .ndarray import Storage, _check_results, _new, _shape_error
-from .run import INTEGERS, plain, record_outputs, recorded
+from .run import closure, merge_leaves, plain, record_outputs, shadowed
 
 __all__ = ['Plan', 'call']
 
@@ -63,8 +63,8 @@ class Plan:
 # attributes' values, (op, values, shape, dtype, shape or None, dtype or None), for the
 # others. Cleared when the mixed precision table changes (amp.init).
 _PLANS = {}
-# The plan of a kind of call whose inputs mixed precision casts: it takes invoke's general
-# path, where run.tensors makes the casts.
+# The plan of a kind of call that mixed precision changes (its inputs' casts, a loss output's
+# grad_scale): it takes invoke's general path, which applies them.
 _GENERAL = object()
 
 
@@ -81,11 +81,7 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
     # recorded (``recorded``); one reading neither runs as outside autograd.
     leaves = None
     if mode.recording:
-        leaves = a._var.leaves
-        if b is not None:
-            lb = b._var.leaves
-            if lb and lb is not leaves:
-                leaves = lb if not leaves else leaves | lb
+        leaves = merge_leaves((a._var,) if b is None else (a._var, b._var))
     if number is not None:
         key = (op, number, a._shape, a._dtype)
     elif attrs and op.infer_attrs != ():
@@ -113,46 +109,37 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
         return None
     if leaves:
         return _recorded(op, plan, a, b, number, attrs, leaves)
-    var = Storage()
-    out = _new(a.__class__)
-    out._var = var
-    out._shape = plan.shape
-    out._dtype = plan.dtype
-    out._ctx = ctx = a._ctx
-    out._view = None
-    plain(plan.kernel, plan.arg, attrs, a, b, var, ctx, plan.work, op.name)
+    out = _output(a, plan)
+    plain(plan.kernel, plan.arg, attrs, a, b, out._var, a._ctx, plan.work, op.name)
     return out
 
 
-def _recorded(op, plan, a, b, number, attrs, leaves):
-    """``call`` of a recorded operation: its result is marked as computed from ``a`` (and
-    ``b``) for autograd, as ``invoke``'s general path marks it, and ``run.recorded`` runs the
-    kernel in grad mode. Integer arrays, which autograd follows through float64 shadows, take
-    the general path (None), and so do operators whose gradient MXNet defines otherwise than
-    torch (``Op.grad``): the plan's kernel may be ``kernel.on_floats``, the bare torch
-    function, without the Function that gives that gradient."""
-    av = a._var
-    bv = None if b is None else b._var
-    if (op.grad is not None or plan.dtype in INTEGERS or av.shadow is not None or
-            (bv is not None and bv.shadow is not None)):
-        return None
-    var = Storage()
+def _output(a, plan):
+    """The new array of a call's result, of ``a``'s class and device."""
     out = _new(a.__class__)
-    out._var = var
+    out._var = Storage()
     out._shape = plan.shape
     out._dtype = plan.dtype
     out._ctx = a._ctx
     out._view = None
+    return out
+
+
+def _recorded(op, plan, a, b, number, attrs, leaves):
+    """``call`` of a recorded operation: the general path's recorded operation (``invoke``:
+    ``record_outputs``, then ``run.closure`` of the operator's kernel, with its attributes as
+    parsed) without its inference, which the plan holds. Integer arrays, which autograd follows
+    through float64 shadows (``run.shadowed``), take the general path (None)."""
+    ins = (a,) if b is None else (a, b)
+    reads = tuple(x._var for x in ins)
+    if shadowed(reads, (plan.dtype,)):
+        return None
+    out = _output(a, plan)
     if number is not None:
-        attrs = {'scalar': float(number)}      # as the general path records it
-        ins, reads = (a,), (av,)
-    elif b is None:
-        ins, reads = (a,), (av,)
-    else:
-        ins, reads = (a, b), (av, bv)
-    rec = record_outputs((var,), reads, leaves, (op, attrs, ins))
-    recorded(plan.kernel, plan.arg, attrs if number is None else _EMPTY, a, b, var, rec,
-             a._ctx, plan.work, op.name)
+        attrs = {'scalar': float(number)}      # as the general path parses it
+    rec = record_outputs((out._var,), reads, leaves, (op, attrs, ins))
+    push(closure(op.kernel, ins, (out,), attrs, rec), reads, (out._var,), a._ctx, op.name,
+         work=plan.work)
     return out
 
 
@@ -169,8 +156,10 @@ def _plan(op, a, b, number, attrs, where):
         shapes, dtypes = (a._shape, b._shape), (a._dtype, b._dtype)
     table = _amp.table
     if table is not None and (table.casts(op, attrs, dtypes) is not None or
-                              _amp.mxnet_name(op) in table.conditional):
-        # (a plan is not per attribute value, and a conditional operator's casts are)
+                              _amp.mxnet_name(op) in table.conditional or
+                              table.scale_loss_output(op, attrs) is not attrs):
+        # (a plan is not per attribute value, and a conditional operator's casts are; a loss
+        # output's grad_scale follows the loss scale, which the general path applies)
         return _GENERAL
     try:
         (oshape,), (odtype,) = op.infer(attrs, shapes, dtypes)

@@ -43,7 +43,7 @@ from ..base import dtype_torch
 from ..engine import NOT_NOW, push, run_now
 from ..ops.layout import dense, is_channels_last, is_dense, row_major
 
-__all__ = ['INTEGERS', 'tensors', 'recording', 'closure', 'plain', 'recorded', 'record_outputs',
+__all__ = ['INTEGERS', 'tensors', 'recording', 'closure', 'plain', 'record_outputs',
            'merge_leaves', 'shadowed', 'RELEASED', 'release', 'reaches_released',
            'shadow_tensor', 'integer_gradient', 'leaf', 'store_into', 'store_gradient', 'own',
            'Kept', 'register_storage_types']
@@ -510,38 +510,6 @@ def plain(kernel, arg, attrs, a, b, var, ctx, work, name):
 
         def fn():
             var.tensor = kernel(av.tensor, bv.tensor, **attrs)
-    push(fn, reads, (var,), ctx, name, work=work)
-
-
-def recorded(kernel, arg, attrs, a, b, var, rec, ctx, work, name):
-    """Pushes ``kernel`` on arrays ``a`` (and ``b`` unless None) into the new Storage ``var``,
-    recorded: ``plain``'s operation for the fast path while autograd records, ``rec`` from
-    ``record_outputs``. The kernel runs in grad mode (``recording``) on the inputs' tensors,
-    those outside the graph detached, as ``tensors`` gives them to ``closure``'s."""
-    cut_a = cut_b = False
-    if rec is not True:
-        cut_a, cut_b = 0 in rec, 1 in rec
-    if b is None:
-        reads = (a._var,)
-
-        def fn():
-            with recording():
-                t = a._var.tensor if a._view is None else a._tensor()
-                if cut_a:
-                    t = t.detach()
-                var.tensor = kernel(t, **attrs) if arg is None else kernel(t, arg)
-    else:
-        reads = (a._var, b._var)
-
-        def fn():
-            with recording():
-                t = a._var.tensor if a._view is None else a._tensor()
-                u = b._var.tensor if b._view is None else b._tensor()
-                if cut_a:
-                    t = t.detach()
-                if cut_b:
-                    u = u.detach()
-                var.tensor = kernel(t, u, **attrs)
     push(fn, reads, (var,), ctx, name, work=work)
 
 
