@@ -83,6 +83,12 @@ def test_one_hot(ctx):
     out = nd.one_hot(nd.array([1, 0, 5, -1], ctx=ctx), 4, dtype='int32')
     assert out.dtype == np.int32
     assert out.asnumpy().tolist() == [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
+    # every index in range (one write each) and out of range give the same rows
+    for rows in ([1, 3], [1, 3, 4]):
+        out = nd.one_hot(nd.array(rows, ctx=ctx), 4, on_value=7, off_value=2, dtype='int32')
+        assert out.asnumpy().tolist()[:2] == [[2, 7, 2, 2], [2, 2, 2, 7]]
+    assert nd.one_hot(nd.array([4, 2], ctx=ctx), 4).asnumpy().tolist() == \
+        [[0, 0, 0, 0], [0, 0, 1, 0]]
     assert nd.one_hot(nd.array([[1, 0], [2, 1]], ctx=ctx), 3).shape == (2, 2, 3)
     assert nd.one_hot(nd.array([2], dtype='int32', ctx=ctx), 3).dtype == np.float32
     assert i.one_hot(4).shape == (3, 4)
