@@ -81,7 +81,8 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
     # recorded (``recorded``); one reading neither runs as outside autograd.
     leaves = None
     if mode.recording:
-        leaves = merge_leaves((a._var,) if b is None else (a._var, b._var))
+        reads = (a._var,) if b is None else (a._var, b._var)
+        leaves = merge_leaves(reads)
     if number is not None:
         key = (op, number, a._shape, a._dtype)
     elif attrs and op.infer_attrs != ():
@@ -108,7 +109,7 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
     if plan is _GENERAL:
         return None
     if leaves:
-        return _recorded(op, plan, a, b, number, attrs, leaves)
+        return _recorded(op, plan, a, b, number, attrs, reads, leaves)
     out = _output(a, plan)
     plain(plan.kernel, plan.arg, attrs, a, b, out._var, a._ctx, plan.work, op.name)
     return out
@@ -125,18 +126,18 @@ def _output(a, plan):
     return out
 
 
-def _recorded(op, plan, a, b, number, attrs, leaves):
+def _recorded(op, plan, a, b, number, attrs, reads, leaves):
     """``call`` of a recorded operation: the general path's recorded operation (``invoke``:
     ``record_outputs``, then ``run.closure`` of the operator's kernel, with its attributes as
     parsed) without its inference, which the plan holds. Integer arrays, which autograd follows
-    through float64 shadows (``run.shadowed``), take the general path (None)."""
-    ins = (a,) if b is None else (a, b)
-    reads = tuple(x._var for x in ins)
+    through float64 shadows (``run.shadowed``), take the general path (None). ``reads``:
+    the inputs' Storages."""
     if shadowed(reads, (plan.dtype,)):
         return None
     out = _output(a, plan)
     if number is not None:
         attrs = {'scalar': float(number)}      # as the general path parses it
+    ins = (a,) if b is None else (a, b)
     rec = record_outputs((out._var,), reads, leaves, (op, attrs, ins))
     push(closure(op.kernel, ins, (out,), attrs, rec), reads, (out._var,), a._ctx, op.name,
          work=plan.work)

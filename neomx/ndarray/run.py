@@ -56,6 +56,10 @@ _EMPTY = {}
 
 # -- the grad-mode switch ---------------------------------------------------------------------
 
+is_grad_enabled = torch.is_grad_enabled
+set_grad_enabled = torch._C._set_grad_enabled
+
+
 class recording:
     """``with recording(on):`` runs its block with torch's grad mode ``on`` (default True) and
     then puts it back: the one grad-mode switch. Engine operations run with grad mode off (see
@@ -292,7 +296,7 @@ def record_outputs(out_vars, in_vars, leaves, recipe=None):
     is not kept. Held on, a value carried from batch to batch and updated from each batch's
     recorded results (the moving statistics of a batch normalisation written out by hand)
     would keep every batch's graph alive."""
-    parents = tuple(v for v in in_vars if v is not None and getattr(v, 'leaves', None))
+    parents = tuple([v for v in in_vars if v is not None and getattr(v, 'leaves', None)])
     now = _RELEASES[0]
     if now:
         for p in parents:
@@ -437,14 +441,38 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
         return run_into
     if len(outs) == 1:
         ov = outs[0]._var
-        if (len(inputs) == 1 and not (params or rec or view) and inputs[0] is not None and
-                casts is None):
-            x = inputs[0]
+        present = True      # every input given (a generator here costs 0.4 us a call)
+        for x in inputs:
+            if x is None:
+                present = False
+                break
+        if present and not (params or view) and casts is None:
+            if len(inputs) == 1 and not rec:
+                x = inputs[0]
 
-            def run1():
-                r = fn(x._var.tensor if x._view is None else x._tensor(), **kw)
-                ov.tensor = r if r.__class__ is not tuple else r[0]
-            return run1
+                def run1():
+                    r = fn(x._var.tensor if x._view is None else x._tensor(), **kw)
+                    ov.tensor = r if r.__class__ is not tuple else r[0]
+                return run1
+            if rec:
+                # compute() and tensors() of this case in one frame (most recorded
+                # operations: a result of arrays all present, no views kept, no casts):
+                # 2.4 us of a recorded ``x + y``'s 6.6 (NaiveEngine) went to the frames
+                cut = None if rec is True else rec
+
+                def run_recorded():
+                    prev = is_grad_enabled()
+                    set_grad_enabled(True)      # recording(), inlined
+                    try:
+                        ts = [x._var.tensor if x._view is None else x._tensor() for x in inputs]
+                        if cut is not None:
+                            for i in cut:
+                                ts[i] = ts[i].detach()
+                        r = fn(*ts, **kw)
+                    finally:
+                        set_grad_enabled(prev)
+                    ov.tensor = r if r.__class__ is not tuple and r.__class__ is not list else r[0]
+                return run_recorded
 
         def run_one():
             r = compute()
