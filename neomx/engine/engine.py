@@ -24,7 +24,7 @@ from collections import deque
 
 import torch
 
-from ..base import MXNetError, env_int, user_line
+from ..base import MXNetError, env_int, site_line, user_line, user_site
 from .threads import (INLINE_WORK, LIGHT_WORK, ThreadBudget, end_idle_helpers, float_controls,
                       front_end_thread, set_float_controls)
 from .var import pending, track
@@ -176,7 +176,7 @@ class Engine:
                     return NOT_NOW
             return fn(x) if y is None else fn(x, y)
         except BaseException as exc:
-            self._fail((out,), name, user_line(), exc)
+            self._fail((out,), name, user_site(), exc)
             return None
         finally:
             lock.release()
@@ -194,8 +194,8 @@ class Engine:
         signal handler's exception; only the main thread gets them, while it runs an operation
         itself) is raised to the caller at once instead (``_fail``), as the user asked, so
         waitall does not raise it again."""
-        if where is HERE:
-            where = user_line()
+        # ``where``: HERE, or the ``base.user_site`` of the push (a queued operation)
+        where = user_line() if where is HERE else site_line(where)
         err = exc if isinstance(exc, EngineError) else engine_error(name, where, exc)
         err.__cause__ = exc if err is not exc else exc.__cause__
         _frames_as_text(err)
@@ -537,25 +537,27 @@ class ThreadedEngine(Engine):
                 return self.execute(fn, reads, writes, name, where)
             finally:
                 trace.append((str(ctx), name, t0, time.perf_counter_ns()))
-        if (work is not None and work < self.inline_work and not copy and self.trace is None
-                and ctx.device_typeid != 2):
-            with self._lock:    # no operation can be pushed meanwhile
-                if _ready(reads, writes):
-                    # Only while the device's worker is idle (nothing queued, its exec_lock
-                    # free and held meanwhile): one thread at a time runs a device's operations.
-                    # Two threads running recorded kernels on one leaf tensor deadlock in torch
-                    # (its autograd-metadata mutex against the GIL).
-                    w = self._compute.get(ctx.key)
-                    if w is None:
+        small = (work is not None and work < self.inline_work and not copy and
+                 self.trace is None and ctx.device_typeid != 2)
+        w = (self._copy if copy else self._compute).get(ctx.key)
+        if w is None:
+            if small:
+                with self._lock:
+                    if self._compute.get(ctx.key) is None and _ready(reads, writes):
                         return self._run_now(fn, reads, writes, name, where)
-                    if not w.queue and w.exec_lock.acquire(False):
-                        try:
-                            return self._run_now(fn, reads, writes, name, where)
-                        finally:
-                            w.exec_lock.release()
-        w = (self._copy if copy else self._compute).get(ctx.key) or self.worker(ctx, copy)
-        where = user_line()
-        with self._lock:
+            w = self.worker(ctx, copy)
+        with self._lock:    # no operation can be pushed meanwhile
+            # A tiny operation runs now only while the device's worker is idle (nothing
+            # queued, its exec_lock free and held meanwhile): one thread at a time runs a
+            # device's operations. Two threads running recorded kernels on one leaf tensor
+            # deadlock in torch (its autograd-metadata mutex against the GIL). The queue is
+            # looked at first: in a burst of pushes it is rarely empty.
+            if small and not w.queue and _ready(reads, writes) and w.exec_lock.acquire(False):
+                try:
+                    return self._run_now(fn, reads, writes, name, where)
+                finally:
+                    w.exec_lock.release()
+            where = user_site()
             seq = w.pushed + 1
             w.pushed = seq
             w.queue.append((fn, reads, writes, track(w, seq, reads, writes), seq, name, where,

@@ -391,14 +391,11 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
       layer registers (``register_storage_types``); not recorded (while autograd records,
       operators on sparse arrays compute on dense forms, as dense operators).
     """
+    # Each case's operation is made by a function of its own, which holds only what that
+    # operation needs: inner functions here would make every call allocate the cells of all
+    # of them (a seventh of a recorded push's cost).
     if stypes:
-        store = _StorageTypes.store
-
-        def run_stored():
-            rs = fn(*tensors(inputs, stypes=True), **kw)
-            for o, r in zip(outs, (rs,) if isinstance(rs, torch.Tensor) else rs):
-                store(o, r, into)
-        return run_stored
+        return _run_stored(fn, inputs, outs, kw, into)
     if casts is not None:
         casts = tuple(None if c is None else dtype_torch(c) for c in casts)
     if shadows:
@@ -408,37 +405,11 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
             for o in outs:
                 if o._dtype in INTEGERS:
                     o._var.shadow = True     # until the operation makes it
-
-            def run_shadowed():
-                with recording():
-                    _store_shadowed(outs, fn(*tensors(inputs, params, rec, True, casts), **kw),
-                                    view)
-            return run_shadowed
+            return _run_shadowed(fn, inputs, outs, kw, rec, view, params, casts)
     if kept is not None:
-        def run_kept():
-            ts = kept.feed(tensors(inputs, params, casts=casts))
-            with recording(kept.record):
-                rs = fn(*ts, **kw)
-            for o, r in zip(outs, rs):
-                r = r.detach()
-                want = dtype_torch(o._dtype)
-                o._var.tensor = r if r.dtype == want else r.to(want)
-            kept.outputs = rs
-        return run_kept
-
-    def compute():
-        # fn on the inputs' tensors, in grad mode when recorded
-        if rec:
-            with recording():
-                return fn(*tensors(inputs, params, rec, casts=casts), **kw)
-        return fn(*tensors(inputs, params, casts=casts), **kw)
-
+        return _run_kept(fn, inputs, outs, kw, params, casts, kept)
     if into:
-        def run_into():
-            rs = compute()
-            for t, r in zip(outs, (rs,) if isinstance(rs, torch.Tensor) else rs):
-                store_into(t, r)
-        return run_into
+        return _run_into(fn, inputs, outs, kw, rec, params, casts)
     if len(outs) == 1:
         ov = outs[0]._var
         present = True      # every input given (a generator here costs 0.4 us a call)
@@ -448,42 +419,97 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
                 break
         if present and not (params or view) and casts is None:
             if len(inputs) == 1 and not rec:
-                x = inputs[0]
-
-                def run1():
-                    r = fn(x._var.tensor if x._view is None else x._tensor(), **kw)
-                    ov.tensor = r if r.__class__ is not tuple else r[0]
-                return run1
+                return _run1(fn, inputs[0], ov, kw)
             if rec:
-                # compute() and tensors() of this case in one frame (most recorded
-                # operations: a result of arrays all present, no views kept, no casts):
-                # 2.4 us of a recorded ``x + y``'s 6.6 (NaiveEngine) went to the frames
-                cut = None if rec is True else rec
+                return _run_recorded(fn, inputs, ov, kw, None if rec is True else rec)
+        return _run_one(fn, inputs, ov, kw, rec, view, params, casts)
+    return _run_n(fn, inputs, [o._var for o in outs], kw, rec, view, params, casts)
 
-                def run_recorded():
-                    prev = is_grad_enabled()
-                    set_grad_enabled(True)      # recording(), inlined
-                    try:
-                        ts = [x._var.tensor if x._view is None else x._tensor() for x in inputs]
-                        if cut is not None:
-                            for i in cut:
-                                ts[i] = ts[i].detach()
-                        r = fn(*ts, **kw)
-                    finally:
-                        set_grad_enabled(prev)
-                    ov.tensor = r if r.__class__ is not tuple and r.__class__ is not list else r[0]
-                return run_recorded
 
-        def run_one():
-            r = compute()
-            if isinstance(r, (tuple, list)):
-                r = r[0]
-            ov.tensor = own(r) if view else r
-        return run_one
-    ovs = [o._var for o in outs]
+def _compute(fn, inputs, params, kw, rec, casts):
+    """``fn`` on the inputs' tensors, in grad mode when recorded."""
+    if rec:
+        with recording():
+            return fn(*tensors(inputs, params, rec, casts=casts), **kw)
+    return fn(*tensors(inputs, params, casts=casts), **kw)
 
+
+def _run_stored(fn, inputs, outs, kw, into):
+    store = _StorageTypes.store
+
+    def run_stored():
+        rs = fn(*tensors(inputs, stypes=True), **kw)
+        for o, r in zip(outs, (rs,) if isinstance(rs, torch.Tensor) else rs):
+            store(o, r, into)
+    return run_stored
+
+
+def _run_shadowed(fn, inputs, outs, kw, rec, view, params, casts):
+    def run_shadowed():
+        with recording():
+            _store_shadowed(outs, fn(*tensors(inputs, params, rec, True, casts), **kw), view)
+    return run_shadowed
+
+
+def _run_kept(fn, inputs, outs, kw, params, casts, kept):
+    def run_kept():
+        ts = kept.feed(tensors(inputs, params, casts=casts))
+        with recording(kept.record):
+            rs = fn(*ts, **kw)
+        for o, r in zip(outs, rs):
+            r = r.detach()
+            want = dtype_torch(o._dtype)
+            o._var.tensor = r if r.dtype == want else r.to(want)
+        kept.outputs = rs
+    return run_kept
+
+
+def _run_into(fn, inputs, outs, kw, rec, params, casts):
+    def run_into():
+        rs = _compute(fn, inputs, params, kw, rec, casts)
+        for t, r in zip(outs, (rs,) if isinstance(rs, torch.Tensor) else rs):
+            store_into(t, r)
+    return run_into
+
+
+def _run1(fn, x, ov, kw):
+    def run1():
+        r = fn(x._var.tensor if x._view is None else x._tensor(), **kw)
+        ov.tensor = r if r.__class__ is not tuple else r[0]
+    return run1
+
+
+def _run_recorded(fn, inputs, ov, kw, cut):
+    # _compute() and tensors() of the commonest recorded operation (a result of arrays all
+    # present, no views kept, no casts) in one frame: 2.4 us of a recorded ``x + y``'s 6.6
+    # (NaiveEngine) went to the frames. ``cut``: the inputs outside the graph, or None.
+    def run_recorded():
+        prev = is_grad_enabled()
+        set_grad_enabled(True)      # recording(), inlined
+        try:
+            ts = [x._var.tensor if x._view is None else x._tensor() for x in inputs]
+            if cut is not None:
+                for i in cut:
+                    ts[i] = ts[i].detach()
+            r = fn(*ts, **kw)
+        finally:
+            set_grad_enabled(prev)
+        ov.tensor = r if r.__class__ is not tuple and r.__class__ is not list else r[0]
+    return run_recorded
+
+
+def _run_one(fn, inputs, ov, kw, rec, view, params, casts):
+    def run_one():
+        r = _compute(fn, inputs, params, kw, rec, casts)
+        if isinstance(r, (tuple, list)):
+            r = r[0]
+        ov.tensor = own(r) if view else r
+    return run_one
+
+
+def _run_n(fn, inputs, ovs, kw, rec, view, params, casts):
     def run_n():
-        rs = compute()
+        rs = _compute(fn, inputs, params, kw, rec, casts)
         for v, r in zip(ovs, rs):
             v.tensor = own(r) if view else r
     return run_n
