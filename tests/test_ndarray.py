@@ -163,6 +163,31 @@ def test_setitem():
     assert _set(1, nd.array([1.5, 2.5, 3.5, 4.5]), 'int32')[1] == [1, 2, 3, 4]
 
 
+def test_setitem_of_an_array_onto_itself_copies_nothing():
+    """``x[:] *= s`` (gradient clipping in the book) ends with ``x[:] = x[:]``: the values are
+    there already, and no copy is pushed; a whole row onto itself, or a part of the storage
+    onto another part, still copies."""
+    from neomx import engine
+    x = nd.array(np.arange(12.0).reshape(3, 4))
+    eng = engine.current()
+    nd.waitall()
+    eng.trace = []
+    try:
+        x[:] *= 2
+        x[:] = x
+        nd.waitall()
+        names = [t[1] for t in eng.trace]
+    finally:
+        eng.trace = None
+    assert x.asnumpy().tolist() == (np.arange(12.0).reshape(3, 4) * 2).tolist()
+    assert len(names) == 1 and 'set' not in names[0], names
+    row = x[1]
+    row[:] = x[2]                   # another part of the same storage: copied
+    assert x.asnumpy()[1].tolist() == [16.0, 18.0, 20.0, 22.0]
+    x[:] = x.astype('float64')      # another array (another dtype): copied
+    assert x.asnumpy()[0].tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
 def test_setitem_errors_at_push_time():
     x = nd.zeros((3, 4))
     with pytest.raises(IndexError, match='index 5'):

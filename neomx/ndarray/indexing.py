@@ -224,6 +224,12 @@ def setitem(x, key, value):
         value = array(value, ctx=x._ctx, dtype=x._dtype)
         reads.append(value._var)
     full = isinstance(key, slice) and key == slice(None)
+    if (full and isinstance(value, NDArray) and value._var is x._var and
+            (value._view or 0) == (x._view or 0) and value._shape == x._shape and
+            value._dtype == x._dtype):
+        # x[:] = x[:], what ``x[:] *= s`` ends with (the book's gradient clipping): the
+        # value is already there, and copying an array onto itself would only cost a pass
+        return
     if _is_basic(key):
         template, arrays = key, []
     else:

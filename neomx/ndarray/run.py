@@ -296,7 +296,17 @@ def record_outputs(out_vars, in_vars, leaves, recipe=None):
     is not kept. Held on, a value carried from batch to batch and updated from each batch's
     recorded results (the moving statistics of a batch normalisation written out by hand)
     would keep every batch's graph alive."""
-    parents = tuple([v for v in in_vars if v is not None and getattr(v, 'leaves', None)])
+    # one pass over the inputs, in tuples built by hand: a comprehension's frame cost more
+    # than the rest of the bookkeeping of a recorded operation of one or two inputs
+    parents = outside = ()
+    i = 0
+    for v in in_vars:
+        if v is not None:
+            if getattr(v, 'leaves', None):
+                parents += (v,)
+            else:
+                outside += (i,)
+        i += 1
     now = _RELEASES[0]
     if now:
         for p in parents:
@@ -304,16 +314,15 @@ def record_outputs(out_vars, in_vars, leaves, recipe=None):
                 _mark_released(out_vars)    # new: nothing found alive can reach them
                 return tuple(i for i, v in enumerate(in_vars) if v is not None) or True
     siblings = tuple(weakref.ref(v) for v in out_vars) if len(out_vars) > 1 else None
-    for k, v in enumerate(out_vars):
+    k = 0
+    for v in out_vars:
         v.leaves = leaves
         v.parents = parents
         v.siblings = siblings
         v.recipe = None if recipe is None else recipe + (k,)
         v.alive_at = now
-    if len(parents) == len(in_vars):
-        return True
-    return tuple(i for i, v in enumerate(in_vars)
-                 if v is not None and not getattr(v, 'leaves', None)) or True
+        k += 1
+    return outside or True
 
 
 def merge_leaves(vars_):
