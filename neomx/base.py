@@ -357,7 +357,10 @@ def user_site(depth=2):
     neomx. For what is found at every call and wanted only on a failure (the user's line of
     each queued engine operation): a frame's line number is decoded from its code's line
     table, which cost a tenth of a recorded operation's push."""
-    f = sys._getframe(depth)
+    try:
+        f = sys._getframe(depth)
+    except ValueError:      # fewer frames than that (a caller's ``skip`` past the bottom)
+        return None
     internal = _INTERNAL
     while f is not None:
         code = f.f_code

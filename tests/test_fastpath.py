@@ -248,3 +248,40 @@ def test_unhashable_attribute_values_are_planned_at_every_call():
     for _ in range(2):
         assert fastpath.call(op, x, attrs=attrs).asnumpy().tolist() == [[1, 2], [3, 4]] * 2
     assert len(fastpath._PLANS) == before
+
+
+def _dot_in_a_helper(x, y):
+    return nd.dot(x, y)        # the innermost line outside neomx of the dot below
+
+
+def test_a_queued_recorded_operation_that_fails_names_the_users_line(monkeypatch):
+    """The fast path tells the engine which of its callers are neomx's own, so that the
+    user's line of a queued operation is found above them; an error still names it, through
+    an arithmetic method, nd.<op> and a function of the user's."""
+    import sys
+    from neomx import autograd, engine
+
+    def boom(*args, **kwargs):
+        raise RuntimeError('boom')
+
+    a = nd.ones((2, 3))
+    a.attach_grad()
+    w = engine.current().worker(mx.cpu())
+    lines = []
+    w.exec_lock.acquire()       # the worker is busy: the operations are queued
+    try:
+        with autograd.record():
+            c = a * 2
+            monkeypatch.setattr(registry.get('broadcast_add'), 'kernel', boom)
+            monkeypatch.setattr(registry.get('dot'), 'kernel', boom)
+            lines.append(sys._getframe().f_lineno + 1)
+            d = c + a
+            lines.append(_dot_in_a_helper.__code__.co_firstlineno + 1)
+            e = _dot_in_a_helper(c, nd.ones((3, 2)))
+        monkeypatch.undo()
+    finally:
+        w.exec_lock.release()
+    for arr, line in zip((d, e), lines):
+        with pytest.raises(EngineError, match='boom') as info:
+            arr.asnumpy()
+        assert '(pushed at %s, line %d)' % (__file__, line) in str(info.value)

@@ -133,14 +133,16 @@ def engine_scope(kind):
     set_engine_type(old)
 
 
-def push(fn, reads, writes, ctx, name, *, work=None, copy=False):
+def push(fn, reads, writes, ctx, name, *, work=None, copy=False, skip=0):
     """Queues ``fn`` on ``ctx`` after the earlier operations on ``reads`` and ``writes``
     (DESIGN.md's interface). Two hints for the scheduling policy, which tracking ignores:
     ``work`` estimates the operation's size (multiply-adds or elements; None: large), which
     decides whether it runs at once, wakes a worker and how many threads its kernel gets;
     ``copy`` runs it on ``ctx``'s copy worker (a copy into ``ctx``, overlapping computation).
-    An error of ``fn`` names ``name`` and the caller's line outside neomx."""
-    return _engine.push(fn, reads, writes, ctx, name, work=work, copy=copy)
+    An error of ``fn`` names ``name`` and the caller's line outside neomx; ``skip``: how many
+    frames, from the caller's, are known to be neomx's own (the line is looked for above
+    them: each frame looked at costs a frame object)."""
+    return _engine.push(fn, reads, writes, ctx, name, work=work, copy=copy, skip=skip + 1)
 
 
 def run_now(fn, x, y, xv, yv, out, ctx, name, work):

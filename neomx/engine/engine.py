@@ -510,7 +510,7 @@ class ThreadedEngine(Engine):
         """The CUDA stream of ``ctx``'s compute worker (None on CPU)."""
         return self.worker(ctx).stream
 
-    def push(self, fn, reads, writes, ctx, name, *, work=None, copy=False):
+    def push(self, fn, reads, writes, ctx, name, *, work=None, copy=False, skip=0):
         """Queues ``fn`` to run on ``ctx``'s worker (its copy worker with ``copy``) once the
         earlier operations on ``reads`` and ``writes`` are complete; returns at once. An error
         of ``fn`` names ``name`` and the caller's line outside neomx (``base.user_line``), the
@@ -524,7 +524,8 @@ class ThreadedEngine(Engine):
         by itself: light operations gather until ``lazy_batch`` of them wait, a larger one
         arrives, or someone waits for one (and, finding the worker idle, runs them). Handing a
         tiny operation to another thread costs more than running it. Operations below
-        ``PARALLEL_WORK`` run their kernel on one thread."""
+        ``PARALLEL_WORK`` run their kernel on one thread. ``skip``: how many frames above this
+        call's are neomx's own (``neomx.engine.push``)."""
         where = HERE        # the user's line is found at push for a queued operation (below)
         if _local.in_worker:
             # Pushed by an operation while it runs (a custom Function's backward): the worker
@@ -557,7 +558,7 @@ class ThreadedEngine(Engine):
                     return self._run_now(fn, reads, writes, name, where)
                 finally:
                     w.exec_lock.release()
-            where = user_site()
+            where = user_site(2 + skip)
             seq = w.pushed + 1
             w.pushed = seq
             w.queue.append((fn, reads, writes, track(w, seq, reads, writes), seq, name, where,
@@ -621,7 +622,7 @@ class NaiveEngine(Engine):
         self._seen = set()
         self._threads = 0
 
-    def push(self, fn, reads, writes, ctx, name, *, work=None, copy=False):
+    def push(self, fn, reads, writes, ctx, name, *, work=None, copy=False, skip=0):
         where = HERE        # runs now: an error finds the user's line while it is on the stack
         if ctx not in self._seen:
             ctx.torch_device

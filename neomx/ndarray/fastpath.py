@@ -139,8 +139,9 @@ def _recorded(op, plan, a, b, number, attrs, reads, leaves):
         attrs = {'scalar': float(number)}      # as the general path parses it
     ins = (a,) if b is None else (a, b)
     rec = record_outputs((out._var,), reads, leaves, (op, attrs, ins))
+    # skip: this function, call and call's caller (a method, nd.<op>, invoke) are neomx's
     push(closure(op.kernel, ins, (out,), attrs, rec), reads, (out._var,), a._ctx, op.name,
-         work=plan.work)
+         work=plan.work, skip=3)
     return out
 
 
