@@ -225,6 +225,32 @@ def test_in_place_operators_keep_the_array():
         x += 'a'
 
 
+def test_in_place_operators_on_views_and_in_order_with_pending_readers():
+    """``x += y`` and ``x *= 2`` take the fast path into the existing array: a view writes its
+    part of the storage, an operation queued before the write reads the old values, and a
+    result broadcast to another shape than the target's is refused as before."""
+    from neomx import engine
+    x = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    part = x[1:]
+    part += 10                          # a view: its rows of x
+    part *= nd.array([[2.0, 1.0]])      # an array broadcast to the view's shape
+    assert x.asnumpy().tolist() == [[1, 2], [26, 14]]
+    w = engine.current().worker(mx.cpu())
+    w.exec_lock.acquire()               # the worker is busy: what follows is queued
+    try:
+        before = x * 1                  # reads x before the write below
+        x += 1
+        after = x * 1
+    finally:
+        w.exec_lock.release()
+    assert before.asnumpy().tolist() == [[1, 2], [26, 14]]
+    assert after.asnumpy().tolist() == [[2, 3], [27, 15]]
+    v = nd.ones((2,))
+    with pytest.raises(mx.MXNetError):
+        v += nd.ones((2, 2))            # the result's shape is not the target's
+    assert v.asnumpy().tolist() == [1, 1]
+
+
 def test_out_argument_writes_in_place():
     x = nd.array([1.0, 4.0])
     out = nd.zeros((2,))

@@ -68,11 +68,13 @@ _PLANS = {}
 _GENERAL = object()
 
 
-def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
+def call(op, a, b=None, number=None, attrs=_EMPTY, where=None, out=None):
     """``op`` on the plain array ``a`` and, if given, the array ``b`` on its device or the
     ``number`` (a scalar operator's ``scalar``), with the parsed ``attrs``: its output array,
     or None when the call is not one for this path (the caller takes ``invoke``'s). ``where``,
-    the user's line, is found only when needed."""
+    the user's line, is found only when needed. ``out``: a dense array of the result's shape
+    and dtype on the same device to write the result into (``x += y``, ``x *= 2``), outside
+    autograd's graph; it is returned."""
     if a._sparse or mode.tracing is not None:
         return None
     if b is not None and (b._sparse or not (a._ctx is b._ctx or a._ctx == b._ctx)):
@@ -108,6 +110,8 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
             _PLANS[key] = plan
     if plan is _GENERAL:
         return None
+    if out is not None:
+        return _into(op, plan, a, b, number, attrs, leaves, out)
     if leaves:
         return _recorded(op, plan, a, b, number, attrs, reads, leaves)
     out = _output(a, plan)
@@ -123,6 +127,28 @@ def _output(a, plan):
     out._dtype = plan.dtype
     out._ctx = a._ctx
     out._view = None
+    return out
+
+
+def _into(op, plan, a, b, number, attrs, leaves, out):
+    """``call`` writing into ``out``: the general path's operation into an existing array
+    (``run.closure`` with ``into``) without its inference, which the plan holds. A write
+    autograd forbids (a recorded input, or ``out`` in a graph, while recording: the general
+    path raises), another shape or dtype (the general path casts or raises) and sparse
+    targets take the general path (None)."""
+    if (leaves or out._sparse or out._shape != plan.shape or out._dtype != plan.dtype or
+            not (out._ctx is a._ctx or out._ctx == a._ctx) or
+            (mode.recording and out._var.leaves)):
+        return None
+    if number is not None:
+        attrs = {'scalar': float(number)}      # as the general path parses it
+    if b is None:
+        ins, reads = (a,), (a._var,)
+    else:
+        ins, reads = (a, b), (a._var, b._var)
+    # skip: call and call's caller (an in-place method, invoke) are neomx's
+    push(closure(op.kernel, ins, (out,), attrs, into=True), reads, (out._var,), a._ctx,
+         op.name, work=plan.work, skip=2)
     return out
 
 

@@ -1010,6 +1010,15 @@ def _binary(lhs, rhs, array_op, scalar_op):
 
 
 def _inplace(self, other, array_op, scalar_op):
+    cls = other.__class__
+    if cls is float or cls is int:
+        out = _fast_call(registry.get(scalar_op), self, None, other, out=self)
+        if out is not None:
+            return out
+    elif cls is NDArray and self.__class__ is NDArray:
+        out = _fast_call(registry.get(array_op), self, other, out=self)
+        if out is not None:
+            return out
     if isinstance(other, NDArray):
         return invoke(registry.get(array_op), (self, other), _EMPTY, out=self)
     if isinstance(other, _REAL):
@@ -1056,7 +1065,7 @@ def copy_into(src, dst):
     _engine.push(fn, reads, [dst._var], dst._ctx, '_copyto', copy=cross)
 
 
-def _fast_call(op, a, b=None, number=None, attrs=_EMPTY, where=None):
+def _fast_call(op, a, b=None, number=None, attrs=_EMPTY, where=None, out=None):
     """The fast path of tiny operations, ``fastpath.call``, which installs itself here when
     it is imported (it builds on this module); None (not taken) until then."""
     return None
