@@ -216,3 +216,24 @@ def test_histogram():
 def test_multi_sum_sq():
     out = nd.multi_sum_sq(nd.array([1, 2]), nd.array([[3.0]]), num_arrays=2)
     assert out.shape == (2,) and out.asnumpy().tolist() == [5, 9]
+
+
+def test_attributes_given_positionally_are_parsed_per_value():
+    """nd.<op>(x, value, ...) remembers its parsed attributes per positional value (and per
+    name given beside them): each call gets its own, 0.0 and -0.0 stay apart, and an array
+    where an attribute would be is still an input."""
+    x = nd.array(np.arange(24.0).reshape(2, 3, 4))
+    for _ in range(2):                      # parsed, then remembered
+        assert nd.sum(x, 1).shape == (2, 4)
+        assert nd.sum(x, 2).shape == (2, 3)
+        assert nd.sum(x, 2, keepdims=True).shape == (2, 3, 1)
+        assert nd.sum(x, 2, True).shape == (2, 3, 1)
+        i = nd.array([1, 0, 3])
+        assert nd.one_hot(i, 4).shape == (3, 4)
+        assert nd.one_hot(i, 5, 2, -1).asnumpy()[0].tolist() == [-1, 2, -1, -1, -1]
+        y = nd.array([-1.0, 1.0])
+        assert (1 / nd.clip(y, 0.0, 1.0)).asnumpy().tolist()[0] == np.inf
+        assert (1 / nd.clip(y, -0.0, 1.0)).asnumpy().tolist()[0] == -np.inf
+    a, b = nd.ones((2, 3)), nd.ones((3, 2))
+    assert nd.dot(a, b, True, True).shape == (3, 3)
+    assert nd.broadcast_add(a, nd.ones((1, 3))).shape == (2, 3)

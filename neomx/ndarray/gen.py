@@ -114,33 +114,43 @@ def nd_function(op):
             else:   # the common call, nd.relu(x): inputs only, all arrays
                 return invoke(op, args, defaults)
         key = None
-        if memo and kwargs and out is None and ctx is None and len(args) <= n_in:
-            # inputs positionally (arrays, None for an absent one), attributes by name
-            key = tuple(kwargs.items())
-            try:
-                attrs = parsed[key]
-            except KeyError:
-                pass
-            except TypeError:   # an unhashable value (a list): parsed at every call
-                key = None
-            else:
-                if simple1 and len(args) == 1 and args[0].__class__ is NDArray:
-                    r = fastpath.call(op, args[0], None, None, attrs)     # Activation, Pooling
-                    if r is not None:
-                        return r
-                for a in args:
-                    if a.__class__ is not NDArray and a is not None and \
-                            not isinstance(a, NDArray):
+        if memo and out is None and ctx is None and (kwargs or len(args) > n_in):
+            # inputs positionally (arrays, None for an absent one), attributes after them
+            # (nd.one_hot(x, 10)) or by name
+            ins = args
+            pos = ()
+            if len(args) > n_in:
+                ins, pos = args[:n_in], args[n_in:]
+                for a in pos:
+                    if isinstance(a, NDArray):      # an input after all: bind_args decides
+                        ins = None
                         break
+            if ins is not None:
+                key = (pos, tuple(kwargs.items()))
+                try:
+                    attrs = parsed[key]
+                except KeyError:
+                    pass
+                except TypeError:   # an unhashable value (a list): parsed at every call
+                    key = None
                 else:
-                    if len(args) < n_in:
-                        args += (None,) * (n_in - len(args))
-                    return invoke(op, args, attrs)
+                    if simple1 and len(ins) == 1 and ins[0].__class__ is NDArray:
+                        r = fastpath.call(op, ins[0], None, None, attrs)   # Activation, one_hot
+                        if r is not None:
+                            return r
+                    for a in ins:
+                        if a.__class__ is not NDArray and a is not None and \
+                                not isinstance(a, NDArray):
+                            break
+                    else:
+                        if len(ins) < n_in:
+                            ins += (None,) * (n_in - len(ins))
+                        return invoke(op, ins, attrs)
         inputs, attr_kw = bind_args(op, args, kwargs)
         attrs = parse(attr_kw)
         # no input given by name, and no float zero (0.0 and -0.0 are one key, not one value)
-        if key is not None and len(attr_kw) == len(key) and not any(
-                v == 0 and isinstance(v, float) for _, v in key):
+        if key is not None and len(attr_kw) == len(key[0]) + len(key[1]) and not any(
+                v == 0 and isinstance(v, float) for v in key[0] + tuple(v for _, v in key[1])):
             if len(parsed) >= 256:
                 parsed.clear()
             parsed[key] = attrs
