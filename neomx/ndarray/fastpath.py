@@ -7,10 +7,12 @@ dictionary, make the output array and hand the kernel to ``run.plain``, which ru
 (a tiny operation on a CPU whose inputs have nothing pending and need no autograd:
 ``Engine.run_now``) or pushes it; while autograd records, an operation on recorded arrays or
 marked variables is recorded as the general path records it, its inference taken from the
-plan (the book's RNN from scratch records some 300 such operations a batch). Inputs may be whole arrays or views of a part of one (``x[i]``: a DataLoader's worker
-transforms each sample of a batch-shaped array so). Everything else (integer arrays autograd
-follows, sparse arrays, tracing, ``out=``, several outputs, generators) takes ``invoke``'s
-general path. The module installs
+plan (the book's RNN from scratch records some 300 such operations a batch); an in-place
+one (``x += y``, ``x *= 2``: ``call``'s ``out``) writes into its array as the general path's
+``out=`` does. Inputs may be whole arrays or views of a part of one (``x[i]``: a DataLoader's
+worker transforms each sample of a batch-shaped array so). Everything else (integer arrays
+autograd follows, sparse arrays, tracing, ``out=`` of another shape or dtype, several
+outputs, generators) takes ``invoke``'s general path. The module installs
 ``call`` as ``ndarray._fast_call``, which ``invoke`` and the arithmetic methods try first. Any
 change here must keep ``tests/test_ops_elemwise.py``'s "same bits on every call" test passing.
 

@@ -9,7 +9,8 @@ closure is built here, from these pieces:
   names them) and integer arrays' float64 shadows (MXNet differentiates integer arrays too);
 - ``recording``: the one grad-mode switch. The engine runs operations with torch's grad mode
   off; a recorded one turns it on before it cuts its inputs' views and off once its results
-  are stored, so that torch records the graph, casts and copies included;
+  are stored, so that torch records the graph, casts and copies included (the commonest
+  recorded operation, ``_run_recorded``, does the same inline: a frame less per operation);
 - storing results: a new array takes its tensor (a copy where the kernel may return a view of
   an input: MXNet's operators never do), an ``out=`` target is written in place, an integer
   result keeps its float result as its shadow, and a gradient goes into its buffer as its
