@@ -504,7 +504,7 @@ def _run_recorded(fn, inputs, ov, kw, cut):
             r = fn(*ts, **kw)
         finally:
             set_grad_enabled(prev)
-        ov.tensor = r if r.__class__ is not tuple and r.__class__ is not list else r[0]
+        ov.tensor = r[0] if isinstance(r, (tuple, list)) else r    # as run_one takes it
     return run_recorded
 
 
