@@ -130,7 +130,7 @@ def test_training_hands_torch_row_major_inputs(hybridize, monkeypatch):
 
 
 def test_max_pooling_copy_is_the_only_other_layout(monkeypatch):
-    """Max pooling of 16 channels or more hands torch's (ATen's own, not oneDNN's) pooling
+    """Max pooling of 4 channels or more hands torch's (ATen's own, not oneDNN's) pooling
     kernel a channels-last copy of its input; nothing else in a training step sees other
     strides, and the convolutions around it get row-major tensors (compiled graphs kept
     row-major by NEOMX_CHANNELS_LAST=0)."""

@@ -155,14 +155,16 @@ def test_pooling_2d(ctx, kind, full):
 
 
 @pytest.mark.parametrize('dtype', ['float32', 'float64'])
-def test_max_pooling_of_many_channels_is_torchs_bit_for_bit(dtype):
-    """From 16 channels on, 2-d max pooling runs on torch's channels-last kernel: the same
-    outputs and gradients as its channels-first one, ties (ReLU zeros) and NaN included, in
-    row-major arrays."""
-    from neomx.ops.layout import is_dense
-    x = np.maximum(rs.randn(3, 16, 9, 8), 0).round().astype(dtype)
+@pytest.mark.parametrize('channels', [3, 6, 16])
+def test_max_pooling_of_many_channels_is_torchs_bit_for_bit(dtype, channels):
+    """From 4 channels on, 2-d max pooling runs on torch's channels-last kernel (16 lanes at a
+    time, LeNet's 6 channels too): the same outputs and gradients as its channels-first one,
+    ties (ReLU zeros) and NaN included, in row-major arrays."""
+    from neomx.ops.layout import is_dense, max_pool_by_channels
+    assert max_pool_by_channels(torch.zeros(1, channels, 2, 2)) == (channels >= 4)
+    x = np.maximum(rs.randn(3, channels, 9, 8), 0).round().astype(dtype)
     x.reshape(-1)[::41] = np.nan
-    head = rs.randn(3, 16, 9, 8).astype(dtype)
+    head = rs.randn(3, channels, 9, 8).astype(dtype)
     cases = [dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)),
              dict(kernel=(3, 2), stride=(1, 2), pad=(1, 0), pooling_convention='full'),
              dict(kernel=(2, 2), stride=(2, 2)), dict(kernel=(1, 1), global_pool=True)]

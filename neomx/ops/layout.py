@@ -26,8 +26,8 @@ subsections after it):
   records the convolution (and the Parameter's weight is tagged, to be stored channels-last at
   its next update for good, with its gradient: ``keep_channels_last``), else kept with the
   Parameter's tensor until the weight changes (``channels_last_weight``);
-- 2-d max pooling of 16 or more channels of a row-major input runs ATen's channels-last
-  pooling loop on a channels-last copy (``max_pool_by_channels``: the same bits, several times
+- 2-d max pooling of 4 or more channels of a row-major input runs ATen's channels-last
+  pooling loop on a channels-last copy (``max_pool_by_channels``: the same bits, 1.5-3.6 times
   faster);
 - a channels-last result stays so in its array's storage (MXNet keeps oneDNN's layouts the same
   way); the storage goes row-major in place when a view of the array is made, when code outside
@@ -180,9 +180,11 @@ def _weight_copied_per_call(weight):
 
 def max_pool_by_channels(data):
     """Whether 2-d max pooling of ``data`` runs on torch's channels-last CPU loop (on a
-    channels-last copy, ``nn._MaxPool2d``): a row-major float tensor on a CPU with at least 16
-    channels, the width of the loop's vectors."""
-    return (data.device.type == 'cpu' and data.shape[1] >= 16
+    channels-last copy, ``nn._MaxPool2d``): a row-major float tensor on a CPU with at least 4
+    channels. The loop compares 16 channels at once; with the copies in and out it is faster
+    from 4 channels on (LeNet's 6: 1.45x), slower with 2 or 3 (docs/benchmarks.md, "Figures
+    behind rules")."""
+    return (data.device.type == 'cpu' and data.shape[1] >= 4
             and data.dtype in (torch.float32, torch.float64) and not is_channels_last(data))
 
 
