@@ -232,8 +232,10 @@ def test_attributes_given_positionally_are_parsed_per_value():
         assert nd.one_hot(i, 4).shape == (3, 4)
         assert nd.one_hot(i, 5, 2, -1).asnumpy()[0].tolist() == [-1, 2, -1, -1, -1]
         y = nd.array([-1.0, 1.0])
+        assert (1 / nd.clip(y, 0, 1)).asnumpy().tolist()[0] == np.inf     # an int zero, kept
         assert (1 / nd.clip(y, 0.0, 1.0)).asnumpy().tolist()[0] == np.inf
         assert (1 / nd.clip(y, -0.0, 1.0)).asnumpy().tolist()[0] == -np.inf
+        assert (1 / nd.clip(y, a_min=-0.0, a_max=1)).asnumpy().tolist()[0] == -np.inf
     a, b = nd.ones((2, 3)), nd.ones((3, 2))
     assert nd.dot(a, b, True, True).shape == (3, 3)
     assert nd.broadcast_add(a, nd.ones((1, 3))).shape == (2, 3)

@@ -125,6 +125,16 @@ def nd_function(op):
                     if isinstance(a, NDArray):      # an input after all: bind_args decides
                         ins = None
                         break
+            # a float zero: 0, 0.0 and -0.0 are one key but not one value (a_min=-0.0)
+            for v in pos:
+                if isinstance(v, float) and v == 0:
+                    ins = None
+                    break
+            else:
+                for v in kwargs.values():
+                    if isinstance(v, float) and v == 0:
+                        ins = None
+                        break
             if ins is not None:
                 key = (pos, tuple(kwargs.items()))
                 try:
@@ -148,9 +158,8 @@ def nd_function(op):
                         return invoke(op, ins, attrs)
         inputs, attr_kw = bind_args(op, args, kwargs)
         attrs = parse(attr_kw)
-        # no input given by name, and no float zero (0.0 and -0.0 are one key, not one value)
-        if key is not None and len(attr_kw) == len(key[0]) + len(key[1]) and not any(
-                v == 0 and isinstance(v, float) for v in key[0] + tuple(v for _, v in key[1])):
+        # no input given by name
+        if key is not None and len(attr_kw) == len(key[0]) + len(key[1]):
             if len(parsed) >= 256:
                 parsed.clear()
             parsed[key] = attrs
