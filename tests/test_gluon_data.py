@@ -584,6 +584,87 @@ def test_dataloader_with_transforms_in_workers(tmp_path, no_download):
         assert np.concatenate([b[1].asnumpy() for b in batches]).tolist() == list(range(10))
 
 
+def _images(n, seed, shape=(12, 10, 1)):
+    rs = np.random.RandomState(seed)
+    return gdata.ArrayDataset(nd.array(rs.randint(0, 256, (n,) + shape), dtype='uint8'),
+                              np.arange(n, dtype='int32'))
+
+
+def _count_calls(monkeypatch, cls):
+    """The shapes of the inputs each call of the (not hybridized) transform ``cls`` gets."""
+    calls = []
+    forward = cls.hybrid_forward
+    monkeypatch.setattr(cls, 'hybrid_forward',
+                        lambda self, F, x, *a: calls.append(x.shape) or forward(self, F, x, *a))
+    return calls
+
+
+def test_sample_wise_transforms_run_once_per_batch(monkeypatch):
+    # A DataLoader transforms a batch of samples of one shape once, on their stack, when the
+    # transform computes a batch as each sample (ToTensor, Normalize, Resize, Cast): the
+    # batches are those of a transform per sample.
+    from neomx.gluon.data.vision import transforms as T
+    raw = _images(10, 0)
+    for tf in (T.ToTensor(), T.Compose([T.Resize((5, 7)), T.ToTensor(), T.Normalize(0.5, 0.25),
+                                        T.Cast('float64')])):
+        ds = raw.transform_first(tf)
+        want = [tf(raw[i][0]).asnumpy() for i in range(10)]
+        for workers in (0, 2):
+            batches = list(gdata.DataLoader(ds, batch_size=4, num_workers=workers))
+            x = np.concatenate([b[0].asnumpy() for b in batches])
+            np.testing.assert_array_equal(x, np.stack(want))
+            assert x.dtype == want[0].dtype
+            assert np.concatenate([b[1].asnumpy() for b in batches]).tolist() == list(range(10))
+    calls = _count_calls(monkeypatch, T.ToTensor)
+    list(gdata.DataLoader(raw.transform_first(T.ToTensor()), batch_size=4))
+    assert calls == [(4, 12, 10, 1), (4, 12, 10, 1), (2, 12, 10, 1)]
+    # samples that are single arrays, through transform
+    del calls[:]
+    ds = gdata.SimpleDataset([raw[i][0] for i in range(10)]).transform(T.ToTensor())
+    (x,) = list(gdata.DataLoader(ds, batch_size=10))
+    assert x.shape == (10, 1, 12, 10) and calls == [(10, 12, 10, 1)]
+
+
+def test_other_transforms_run_per_sample(monkeypatch):
+    from neomx.gluon.data.vision import transforms as T
+
+    class Mine(T.ToTensor):         # a subclass may compute otherwise on a batch
+        pass
+
+    flip = T.RandomFlipLeftRight()
+    assert T.sample_ndim(T.Compose([T.ToTensor(), T.Normalize(0.5, 0.5)])) == 3
+    assert T.sample_ndim(T.Cast('float16')) == 0
+    assert T.sample_ndim(Mine()) is None and T.sample_ndim(flip) is None
+    assert T.sample_ndim(T.Compose([T.ToTensor(), flip])) is None
+    assert T.sample_ndim(lambda x: x) is None
+    hooked = T.ToTensor()
+    hooked.register_forward_hook(lambda block, args, out: None)
+    assert T.sample_ndim(hooked) is None
+    # a random transform draws for each sample
+    mx.random.seed(3)
+    raw = _images(16, 1)
+    (x, _), = list(gdata.DataLoader(raw.transform_first(T.Compose([flip, T.ToTensor()])),
+                                    batch_size=16))
+    image = [raw[i][0].asnumpy()[:, :, 0] / np.float32(255) for i in range(16)]
+    flipped = [np.array_equal(x.asnumpy()[i, 0], image[i][:, ::-1]) for i in range(16)]
+    kept = [np.array_equal(x.asnumpy()[i, 0], image[i]) for i in range(16)]
+    assert 0 < sum(flipped) < 16 and sum(flipped) + sum(kept) == 16
+    # samples of different shapes, made alike by the transform
+    calls = _count_calls(monkeypatch, T.Resize)
+    sizes = gdata.SimpleDataset([(nd.zeros((4 + i, 6, 1), dtype='uint8'), i) for i in range(3)])
+    (x, y), = list(gdata.DataLoader(sizes.transform_first(T.Resize((3, 3))), batch_size=3))
+    assert x.shape == (3, 3, 3, 1) and calls == [(4, 6, 1), (5, 6, 1), (6, 6, 1)]
+    # a batchify function of the user's
+    calls = _count_calls(monkeypatch, T.ToTensor)
+    list(gdata.DataLoader(_images(4, 2).transform_first(T.ToTensor()), batch_size=4,
+                          batchify_fn=lambda s: nd.stack(*[a for a, _ in s])))
+    assert len(calls) == 4
+    # 2-d samples, which ToTensor does not take (a stack of them would pass for one image)
+    flat = gdata.SimpleDataset([(nd.zeros((5, 6), dtype='uint8'), 0)] * 2)
+    with pytest.raises(MXNetError, match='to_tensor'):
+        list(gdata.DataLoader(flat.transform_first(T.ToTensor()), batch_size=2))
+
+
 @pytest.mark.gpu
 def test_image_operators_on_gpu():
     img = np.random.RandomState(4).randint(0, 256, (2, 6, 8, 3)).astype(np.uint8)

@@ -109,7 +109,10 @@ class _LazyTransformDataset(Dataset):
         return len(self._data)
 
     def __getitem__(self, idx):
-        item = self._data[idx]
+        return self.apply(self._data[idx])
+
+    def apply(self, item):
+        """The transform of the underlying dataset's sample ``item``."""
         if isinstance(item, tuple):
             return self._fn(*item)
         return self._fn(item)

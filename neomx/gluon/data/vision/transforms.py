@@ -24,7 +24,8 @@ from ...nn import HybridSequential, Sequential
 __all__ = ['Compose', 'HybridCompose', 'Cast', 'ToTensor', 'Normalize', 'Resize', 'CropResize',
            'CenterCrop', 'RandomResizedCrop', 'RandomFlipLeftRight', 'RandomFlipTopBottom',
            'RandomApply', 'Rotate', 'RandomRotation', 'RandomBrightness', 'RandomContrast',
-           'RandomSaturation', 'RandomHue', 'RandomColorJitter', 'RandomLighting']
+           'RandomSaturation', 'RandomHue', 'RandomColorJitter', 'RandomLighting',
+           'sample_ndim']
 
 
 class Compose(Sequential):
@@ -54,6 +55,35 @@ class Compose(Sequential):
                 self.add(t)
 
 
+def sample_ndim(block):
+    """The number of axes of the samples on which ``block`` computes a batch of them (stacked on
+    a new first axis) exactly as it computes each one: the deterministic transforms that take
+    a batch too (``ToTensor``, ``Normalize``, ``Resize``: images of 3 axes; ``Cast``: any
+    number, 0) and compositions of them, without hooks. None for any other block, a random
+    transform or a subclass included (it may compute otherwise).
+
+    >>> sample_ndim(Compose([Resize(4), ToTensor(), Cast('float16')]))
+    3
+    >>> sample_ndim(RandomFlipLeftRight()) is None
+    True
+    """
+    if not isinstance(block, Block) or block._forward_hooks or block._forward_pre_hooks:
+        return None
+    kind = type(block)
+    if kind in (Compose, HybridCompose, Sequential, HybridSequential):
+        ndims = set()
+        for child in block._children.values():
+            n = sample_ndim(child)
+            if n is None:
+                return None
+            if n:
+                ndims.add(n)
+        if not block._children or len(ndims) > 1:
+            return None
+        return ndims.pop() if ndims else 0
+    return kind.__dict__.get('_sample_ndim')
+
+
 class HybridCompose(HybridSequential):
     """Applies the HybridBlocks ``transforms`` in order, as one HybridBlock (hybridizable)."""
 
@@ -68,6 +98,7 @@ class HybridCompose(HybridSequential):
 
 class Cast(HybridBlock):
     """Casts to ``dtype`` (default float32)."""
+    _sample_ndim = 0    # computes a batch as each of its samples (sample_ndim)
 
     def __init__(self, dtype='float32'):
         super().__init__()
@@ -83,6 +114,7 @@ class ToTensor(HybridBlock):
     >>> ToTensor()(nd.full((4, 2, 3), 255, dtype='uint8')).shape
     (3, 4, 2)
     """
+    _sample_ndim = 3
 
     def hybrid_forward(self, F, x):
         return F.image.to_tensor(x)
@@ -91,6 +123,7 @@ class ToTensor(HybridBlock):
 class Normalize(HybridBlock):
     """``(x[c] - mean[c]) / std[c]`` for each channel ``c`` of a CHW (or NCHW) tensor with 1 or
     3 channels; a scalar ``mean`` or ``std`` applies to every channel."""
+    _sample_ndim = 3
 
     def __init__(self, mean=0.0, std=1.0):
         super().__init__()
@@ -109,6 +142,7 @@ class Resize(HybridBlock):
     >>> Resize((6, 4))(nd.zeros((8, 8, 3), dtype='uint8')).shape
     (4, 6, 3)
     """
+    _sample_ndim = 3
 
     def __init__(self, size, keep_ratio=False, interpolation=1):
         super().__init__()
