@@ -128,30 +128,42 @@ def test_dropped_and_concurrent_passes():
     assert wait_gone(pids) == []
 
 
-def test_a_pass_shares_the_cores_with_its_workers(monkeypatch):
-    """While a pass of a loader with worker processes is wanted, the engine counts them as
-    sharing the cores with its kernels (engine.threads.share_cores): once per loader however
-    many of its passes are live, and no longer when the last one is dropped or done."""
+def test_a_pass_counts_the_cores_its_workers_take(monkeypatch):
+    """While a pass of a loader with worker processes is wanted, the engine counts the cores
+    they take from its kernels (engine.threads.share_cores): one per process while they make
+    the pass's first batches, asked ahead together; then their CPU time per second of the
+    pass, once each has made two batches; none once the last live pass is dropped or done.
+    (The workers' CPU clock is faked: forked after the patch, they read it.)"""
+    import itertools
     from neomx.gluon.data import dataloader
     calls = []
     monkeypatch.setattr(dataloader, 'share_cores', calls.append)
-    loader = DataLoader(_Range(30), 3, num_workers=3)
+    monkeypatch.setattr(time, 'process_time', lambda: 0.0)   # batches made in no time
+    loader = DataLoader(_Range(60), 3, num_workers=3)
     assert calls == []
     a = iter(loader)
     next(a)
-    assert calls == [3]
-    b = iter(loader)
-    next(b)
-    assert calls == [3]
+    assert calls[0] == 3
+    b = iter(loader)        # a second live pass: the same workers, counted once
+    for _ in range(8):
+        next(a)
+        next(b)
+    assert calls[0] == 3 and len(calls) > 1 and abs(sum(calls)) < 1e-9
     del a
-    assert calls == [3]
-    assert len(list(b)) == 9
+    assert len(list(b)) == 12 and abs(sum(calls)) < 1e-9
     del b
-    assert calls == [3, -3]
-    next(iter(loader))      # a pass dropped at once
-    assert calls == [3, -3, 3, -3]
-    del loader
-    assert sum(calls) == 0
+    assert abs(sum(calls)) < 1e-9
+    del calls[:]
+    # workers busy 10 s (of their clock) per batch: they take every core asked of them
+    monkeypatch.setattr(time, 'process_time', itertools.count(0.0, 10.0).__next__)
+    busy = DataLoader(_Range(60), 3, num_workers=3)
+    a = iter(busy)
+    for _ in range(10):
+        next(a)
+    assert calls[0] == 3 and sum(calls) > 3
+    del a
+    assert abs(sum(calls)) < 1e-9
+    del loader, busy
 
 
 class _DiesOnce(Dataset):

@@ -1085,7 +1085,7 @@ def test_intra_op_threads_split_between_cpu_devices(cores):
 
 def test_intra_op_threads_leave_data_loading_processes_a_core_each(cores):
     """While DataLoader worker processes make batches (threads.share_cores), the kernels leave
-    them a core each, up to half the cores."""
+    them the cores they take, rounded, up to half the cores."""
     cores(9)
     eng = ThreadedEngine()
     saved = engine_threads._SHARED[0]      # a loader's pass another test left alive
@@ -1103,6 +1103,13 @@ def test_intra_op_threads_leave_data_loading_processes_a_core_each(cores):
         engine_threads.share_cores(4)
         assert _probe_threads(two, mx.cpu(0)) == 1
         engine_threads.share_cores(-4)
+        assert _probe_threads(two, mx.cpu(0)) == 2
+        # a loader's processes that fill 0.4 of a core leave both; 0.6, one (rounded)
+        engine_threads.share_cores(0.4)
+        assert _probe_threads(two, mx.cpu(0)) == 2
+        engine_threads.share_cores(0.2)
+        assert _probe_threads(two, mx.cpu(0)) == 1
+        engine_threads.share_cores(-0.6)
         assert _probe_threads(two, mx.cpu(0)) == 2
     finally:
         engine_threads._SHARED[0] = saved

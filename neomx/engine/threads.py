@@ -87,7 +87,8 @@ class ThreadBudget:
     def for_work(self, work):
         """The intra-op threads for an operation of size ``work`` (None: large); 0 while no
         CPU device is in use (leave torch's setting alone). While data loading processes work
-        beside the devices (``share_cores``), each of them keeps a core, up to half of them."""
+        beside the devices (``share_cores``), the kernels leave them the cores they take,
+        rounded, up to half of them."""
         if work is not None and work < PARALLEL_WORK:
             return 1
         n = self.intra_op_threads
@@ -95,8 +96,8 @@ class ThreadBudget:
             return n
         if self.contended:
             return 1
-        shared = _SHARED[0]
-        return n - min(shared, n // 2) if shared else n
+        taken = int(_SHARED[0] + 0.5)
+        return n - min(taken, n // 2) if taken else n
 
     def set_for(self, work, current):
         """Sets the calling thread's intra-op threads for an operation of size ``work``, which
@@ -115,17 +116,19 @@ class ThreadBudget:
         return LoadProbe(self)
 
 
-_SHARED = [0]    # data loading processes at work beside this process's devices (share_cores)
+_SHARED = [0.0]  # cores taken by data loading processes beside this process's devices (share_cores)
 
 
-def share_cores(processes):
-    """Counts ``processes`` more (fewer, when negative) worker processes of a DataLoader in a
-    pass: they make batches on the same cores as the devices' kernels, which leave them a core
-    each, up to half the cores (``ThreadBudget.for_work``). On two cores, the book's
-    Fashion-MNIST loops (a DataLoader of 4 processes) ran 1.1-1.6x faster with their kernels
-    on one thread than on two, whose helper threads spin-wait between parallel kernels on the
-    core a loader process wanted (docs/benchmarks.md)."""
-    _SHARED[0] = max(0, _SHARED[0] + processes)
+def share_cores(cores):
+    """Counts ``cores`` more (fewer, when negative) of the cores as taken by a DataLoader's
+    worker processes in a pass: the kernels leave them as many cores, rounded, up to half the
+    cores (``ThreadBudget.for_work``). A loader counts a core per process at a pass's start,
+    while they make its first batches together, then the cores their CPU time fills. On two
+    cores, the book's Fashion-MNIST loops (a DataLoader of 4 processes, a batch in 3-4 ms)
+    ran 1.1-1.6x faster with their kernels on one thread than on two, whose helper threads
+    spin-wait between parallel kernels on the core a loader process wanted; LeNet, whose
+    processes fill a tenth of a core, runs faster on two (docs/benchmarks.md)."""
+    _SHARED[0] = max(0.0, _SHARED[0] + cores)
 
 
 def run_queue_wait():

@@ -318,16 +318,18 @@ def _worker_loop(conn, others, dataset, batchify_fn, seed, parent, np_state):
             return
         tag, samples = msg
         fds = []
+        cpu = time.process_time()
         try:
             out = (True, _to_host(_make_batch(dataset, samples, batchify_fn), fds))
         except BaseException as e:  # noqa: B902 (the parent raises it)
             out = (False, _portable(e))
+        cpu = time.process_time() - cpu     # the parent counts the cores its workers take
         try:
             try:
-                conn.send((tag, out, len(fds)))
+                conn.send((tag, out, len(fds), cpu))
             except (pickle.PicklingError, TypeError, AttributeError) as e:   # the batch
                 fds = _close(fds)
-                conn.send((tag, (False, _portable(e)), 0))
+                conn.send((tag, (False, _portable(e)), 0, cpu))
             if fds:
                 with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
                     multiprocessing.reduction.sendfds(sock, fds)
@@ -398,7 +400,10 @@ class _WorkerPool:
         self._asked = [collections.deque() for _ in range(num_workers)]   # their tags, in order
         self._ready = [{} for _ in range(num_workers)]   # tag -> result read ahead
         self._live = set()      # serial numbers of the passes still wanted
-        self._sharing = 0       # worker processes counted as sharing the cores (share_cores)
+        self._sharing = 0.0     # the cores counted as the workers' (share_cores)
+        self._cpu = 0.0         # the workers' CPU seconds since the first live pass started
+        self._made = 0          # the batches they made meanwhile
+        self._start = 0.0       # when it started (time.monotonic)
         self._serial = 0
         self._next = 0
         self.broken = None      # the error that ended this pool
@@ -424,11 +429,12 @@ class _WorkerPool:
 
     def new_pass(self):
         self._serial += 1
+        if not self._live:
+            # the workers make batches from now on, on the cores the kernels run on: all at
+            # once at first (the batches asked ahead), a core each; then what they measure
+            self._cpu, self._made, self._start = 0.0, 0, time.monotonic()
+            self._share(len(self._procs))
         self._live.add(self._serial)
-        if not self._sharing:
-            # the workers make batches from now on, on the cores the kernels run on
-            self._sharing = len(self._procs)
-            share_cores(self._sharing)
         return self._serial
 
     def end_pass(self, serial):
@@ -482,7 +488,7 @@ class _WorkerPool:
     def _recv(self, k, tag):
         conn = self._conns[k]
         try:
-            got, out, nfds = conn.recv()
+            got, out, nfds, cpu = conn.recv()
             if nfds:
                 with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
                     out = (out[0], _map_shared(out[1], multiprocessing.reduction.recvfds(
@@ -492,6 +498,7 @@ class _WorkerPool:
             self._fail(k)
         self._pending[k] -= 1
         self._asked[k].popleft()
+        self._measure(cpu)
         if got != tag and got[0] in self._live:
             self._ready[k][got] = out
         return got, out
@@ -517,9 +524,25 @@ class _WorkerPool:
         if self.broken is not None:
             raise self.broken
 
+    def _measure(self, cpu):
+        """Counts a batch's ``cpu`` seconds in its worker. Once each worker has made two
+        batches, the cores counted as theirs are the cores their CPU time fills: CPU seconds
+        over seconds since the pass started (the book's LeNet, a DataLoader of 4 processes
+        making a batch in 4.6 ms of CPU every 30 ms: 0.15; its softmax regression's, a batch
+        in 3 ms every 3.5 ms: 0.8)."""
+        self._cpu += cpu
+        self._made += 1
+        if self._live and self._made >= 2 * len(self._procs):
+            span = time.monotonic() - self._start
+            if span > 0:
+                self._share(self._cpu / span)
+
+    def _share(self, cores):
+        share_cores(cores - self._sharing)
+        self._sharing = cores
+
     def _stop_sharing(self):
-        share_cores(-self._sharing)
-        self._sharing = 0
+        self._share(0.0)
 
     def close(self):
         self._stop_sharing()
