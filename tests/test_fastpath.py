@@ -288,3 +288,36 @@ def test_a_queued_recorded_operation_that_fails_names_the_users_line(monkeypatch
         assert '(pushed at %s, line %d)' % (__file__, line) in str(info.value)
     with pytest.raises(EngineError, match='boom'):
         nd.waitall()            # reported once more, by the next waitall, as every failure
+
+
+def test_in_place_arithmetic_writes_into_its_array(monkeypatch):
+    # x += y, x *= 2 on floats: torch's function writes the result into the array (out=),
+    # a view included; an input sharing the array's storage otherwise than wholly takes a
+    # result first (numpy's semantics for overlapping operands)
+    from neomx.ndarray import run
+    calls = []
+    real = run.run_out
+    monkeypatch.setattr(fastpath, 'run_out', lambda *a: calls.append(a[0]) or real(*a))
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = nd.array(a)
+    storage = x._var
+    x += nd.ones((4, 6))
+    x *= 2
+    x -= nd.ones((6,))
+    v = x[1:3]
+    v *= 0.5
+    want = (a + 1) * 2 - 1
+    want[1:3] *= 0.5
+    np.testing.assert_array_equal(x.asnumpy(), want)
+    assert x._var is storage and len(calls) == 4
+    x[1:] += x[:3]
+    want[1:] += want[:3].copy()
+    np.testing.assert_array_equal(x.asnumpy(), want)
+    assert len(calls) == 4
+    # integers and division keep the operator's own kernel (MXNet's rules)
+    i = nd.array([7, 8], dtype='int32')
+    i /= 2
+    x /= 4
+    want /= 4
+    assert i.asnumpy().tolist() == [3, 4] and len(calls) == 4
+    np.testing.assert_allclose(x.asnumpy(), want, rtol=1e-6)

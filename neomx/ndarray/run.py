@@ -525,6 +525,22 @@ def _run_n(fn, inputs, ovs, kw, rec, view, params, casts):
     return run_n
 
 
+def run_out(kernel, a, b, arg, out):
+    """The operation writing ``kernel(a, b)`` (``kernel(a, arg)`` when ``b`` is None) into the
+    existing array ``out`` through the torch function ``kernel``'s ``out=``
+    (``fastpath.Plan.kernel``), outside autograd: an input is ``out`` itself or does not share
+    its storage."""
+    def run_out():
+        ta = a._var.tensor if a._view is None else a._tensor()
+        tb = arg if b is None else (b._var.tensor if b._view is None else b._tensor())
+        dst = out._tensor(write=True)
+        if dst is None:             # nothing has written the array yet
+            store_into(out, kernel(ta, tb))
+        else:
+            kernel(ta, tb, out=dst)
+    return run_out
+
+
 def plain(kernel, arg, attrs, a, b, var, ctx, work, name):
     """Runs ``kernel`` on plain arrays ``a`` (and ``b`` unless None) into the new Storage
     ``var``: ``kernel(ta, tb, **attrs)``, or ``kernel(ta, arg)`` with a number's argument
