@@ -1083,34 +1083,30 @@ def test_intra_op_threads_split_between_cpu_devices(cores):
     assert _probe_threads(naive, mx.cpu(0)) == 9
 
 
-def test_intra_op_threads_leave_data_loading_processes_a_core_each(cores):
+def test_intra_op_threads_leave_data_loading_processes_the_cores_they_take(cores):
     """While DataLoader worker processes make batches (threads.share_cores), the kernels leave
     them the cores they take, rounded, up to half the cores."""
+    def after(engine, change):
+        engine_threads.share_cores(change)
+        return _probe_threads(engine, mx.cpu(0))
+
     cores(9)
     eng = ThreadedEngine()
     saved = engine_threads._SHARED[0]      # a loader's pass another test left alive
     engine_threads._SHARED[0] = 0
     try:
-        assert _probe_threads(eng, mx.cpu(0)) == 9
-        engine_threads.share_cores(3)
-        assert _probe_threads(eng, mx.cpu(0)) == 6
-        engine_threads.share_cores(10)
-        assert _probe_threads(eng, mx.cpu(0)) == 5
-        engine_threads.share_cores(-13)
-        assert _probe_threads(eng, mx.cpu(0)) == 9
+        assert after(eng, 0) == 9
+        assert after(eng, 3) == 6
+        assert after(eng, 10) == 5
+        assert after(eng, -13) == 9
         cores(2)
         two = ThreadedEngine()
-        engine_threads.share_cores(4)
-        assert _probe_threads(two, mx.cpu(0)) == 1
-        engine_threads.share_cores(-4)
-        assert _probe_threads(two, mx.cpu(0)) == 2
+        assert after(two, 4) == 1
+        assert after(two, -4) == 2
         # a loader's processes that fill 0.4 of a core leave both; 0.6, one (rounded)
-        engine_threads.share_cores(0.4)
-        assert _probe_threads(two, mx.cpu(0)) == 2
-        engine_threads.share_cores(0.2)
-        assert _probe_threads(two, mx.cpu(0)) == 1
-        engine_threads.share_cores(-0.6)
-        assert _probe_threads(two, mx.cpu(0)) == 2
+        assert after(two, 0.4) == 2
+        assert after(two, 0.2) == 1
+        assert after(two, -0.6) == 2
     finally:
         engine_threads._SHARED[0] = saved
 

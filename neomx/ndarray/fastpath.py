@@ -155,9 +155,9 @@ def _into(op, plan, a, b, number, attrs, leaves, out):
     if type(plan.kernel) is _TORCH_FUNCTION and (a is out or a._var is not ov) and (
             b is None or b is out or b._var is not ov):
         # torch's function on floats (torch.add, torch.mul: builtins, which take out=) writes
-        # the result itself: one pass over the memory
-        # instead of a result and its copy (``g *= s`` on 263k floats: 26 instead of 105 us);
-        # not where an input overlaps ``out`` other than wholly (torch refuses)
+        # the result itself: one pass over the memory instead of a result and its copy
+        # (``g *= s`` on 263k floats, ten in a row: 19.6 instead of 62.9 us a call); not where
+        # an input overlaps ``out`` other than wholly (torch refuses)
         fn = run_out(plan.kernel, a, b, plan.arg, out)
     else:
         if number is not None:

@@ -102,6 +102,8 @@ def _make_batch(dataset, samples, batchify_fn):
 
 
 def _sample_ndim(fn):
+    # imported here: the transforms are Blocks, and gluon's block module imports this one
+    # (through gluon.utils and gluon.data) while it loads
     from .vision.transforms import sample_ndim
     return sample_ndim(fn)
 
