@@ -1391,6 +1391,38 @@ def test_the_pushing_thread_computes_on_one_intra_op_thread():
     assert same
 
 
+_LAZY_COUNT = r"""
+    import json, threading, torch
+    import neomx as mx
+    from neomx.engine import Var
+    # No torch kernel in this thread yet: torch gives a thread its intra-op count at its first
+    # one, taking the count set last by any thread. The worker's first kernel, on two threads,
+    # runs before this thread's first.
+    x = mx.nd.random.normal(shape=(256, 256))
+    ran, seen, v = threading.Event(), [], Var()
+    mx.engine.push(lambda: (seen.append(torch.get_num_threads()), ran.set()), [x._var], [v],
+                   mx.cpu(), 'probe')
+    ran.wait()           # no kernel of its own meanwhile
+    mine = torch.get_num_threads()
+    a = mx.nd.ones((64, 64))
+    for _ in range(20):  # tiny operations, which this thread runs itself
+        a = mx.nd.tanh(a * 0.5 + 0.1)
+    a.wait_to_read()
+    print(json.dumps([seen[0], mine, torch.get_num_threads()]))
+"""
+
+
+def test_the_pushing_thread_keeps_one_intra_op_thread_set_before_its_first_kernel():
+    """The pushing thread's one intra-op thread holds when the worker's first kernel runs
+    before its own: torch sets a thread's count lazily, at its first kernel, to the count set
+    last by any thread (the worker's two), unless the thread settled its own first
+    (threads.settle_intra_op_threads); with two, its kernels would start a second OpenMP team."""
+    worker, mine, later = _run_child(_LAZY_COUNT, env={
+        'NEOMX_CPU_THREADS': '2', 'OMP_NUM_THREADS': '2'})
+    assert worker == 2
+    assert mine == 1 and later == 1, (mine, later)
+
+
 def test_stream_of_is_none_where_operations_run_on_no_stream_of_their_own():
     """``engine.stream_of``: a CPU's operations have no CUDA stream, and the naive engine runs
     every operation on the current stream (a GPU's stream is checked by the gpu tests)."""

@@ -26,7 +26,7 @@ import torch
 
 from ..base import MXNetError, env_int, site_line, user_line, user_site
 from .threads import (INLINE_WORK, LIGHT_WORK, ThreadBudget, end_idle_helpers, float_controls,
-                      front_end_thread, set_float_controls)
+                      front_end_thread, set_float_controls, settle_intra_op_threads)
 from .var import pending, track
 
 __all__ = ['EngineError', 'ThreadedEngine', 'NaiveEngine', 'NOT_NOW']
@@ -422,9 +422,10 @@ class Worker:
         # What the thread needs of its starter's settings: the floating-point controls (the
         # OS copies them into a new thread, but the engine may be started by another thread
         # than the one that pushes); grad mode off; its device and stream; intra-op threads
-        # are set per operation (_run).
+        # are set per operation (_run), once torch has given the thread its own count.
         controls = self.float_env
         set_float_controls(controls)
+        settle_intra_op_threads()
         probe = None
         if self.stream is not None:
             torch.cuda.set_device(self.ctx.device_id)

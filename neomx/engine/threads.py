@@ -34,7 +34,7 @@ from ..base import c_function, env_int
 __all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'CONTENDED_WAIT', 'ThreadBudget',
            'LoadProbe', 'run_queue_wait', 'single_threaded', 'cpu_budget', 'local_share',
            'bind_to_local_share', 'end_idle_helpers', 'front_end_thread', 'share_cores',
-           'float_controls', 'set_float_controls']
+           'settle_intra_op_threads', 'float_controls', 'set_float_controls']
 
 INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
 LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
@@ -259,9 +259,24 @@ def front_end_thread():
     worker's too: the RNN of ``bench_book.py`` then took 1.04-1.11 s instead of 0.52-0.58, at
     random, whenever the front end had run one tiny ``tanh`` itself. Not in a forked child,
     whose copy of the parent's helpers has no threads behind it to end."""
+    settle_intra_op_threads()
     torch.set_num_threads(1)
     if os.getpid() == _PID:
         end_idle_helpers()
+
+
+def settle_intra_op_threads():
+    """Makes torch fix the calling thread's intra-op thread count now, so that the count the
+    thread sets next is the one it keeps. torch gives a thread its count lazily, at its first
+    parallel kernel (or ``get_num_threads``), taking the count that any thread of the process
+    set last; a count the thread set before that (``set_num_threads``) is replaced. The front
+    end's one thread, set when the first CPU worker starts, became the worker's two whenever
+    the worker ran a kernel before the front end ran its first (a program creating its
+    parameters with ``nd.random``, then building its loss Block): the front end's next kernel
+    started an OpenMP team of its own, and the book's RNN from scratch took 68.5 ms a batch
+    instead of 33 (docs/benchmarks.md). A worker settles its own at its start, for the same
+    reason: its count is set per operation (``ThreadBudget.set_for``), which trusts it."""
+    torch.get_num_threads()
 
 
 # -- the floating-point environment ------------------------------------------------------------
