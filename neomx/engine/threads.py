@@ -271,11 +271,12 @@ def settle_intra_op_threads():
     parallel kernel (or ``get_num_threads``), taking the count that any thread of the process
     set last; a count the thread set before that (``set_num_threads``) is replaced. The front
     end's one thread, set when the first CPU worker starts, became the worker's two whenever
-    the worker ran a kernel before the front end ran its first (a program creating its
-    parameters with ``nd.random``, then building its loss Block): the front end's next kernel
-    started an OpenMP team of its own, and the book's RNN from scratch took 68.5 ms a batch
-    instead of 33 (docs/benchmarks.md). A worker settles its own at its start, for the same
-    reason: its count is set per operation (``ThreadBudget.set_for``), which trusts it."""
+    the worker ran a kernel before the front end ran its first (a program that waits, sleeps
+    or reads a file between making its parameters with ``nd.random`` and computing anything
+    itself): the front end's next kernel started an OpenMP team of its own, and the book's RNN
+    from scratch took 70-72 ms a batch (forward and backward) instead of 39
+    (docs/benchmarks.md). A worker settles its own at its start, for the same reason: its
+    count is set per operation (``ThreadBudget.set_for``), which trusts it."""
     torch.get_num_threads()
 
 
