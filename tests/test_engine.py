@@ -1423,6 +1423,41 @@ def test_the_pushing_thread_keeps_one_intra_op_thread_set_before_its_first_kerne
     assert mine == 1 and later == 1, (mine, later)
 
 
+_GIL = r"""
+    import json, sys
+    own = sys.argv[1:]
+    if own:
+        sys.setswitchinterval(float(own[0]))    # the program's own, before neomx
+    import neomx as mx
+    before = sys.getswitchinterval()
+    x = mx.nd.ones((4,))
+    x.attach_grad()      # the first push starts the worker
+    mx.nd.waitall()
+    print(json.dumps([before, sys.getswitchinterval()]))
+"""
+
+
+def _gil_child(env=None, own=None):
+    full_env = dict(os.environ)
+    full_env.pop('NEOMX_ENGINE_GIL_INTERVAL', None)
+    full_env.update(env or {})
+    r = subprocess.run([sys.executable, '-c', textwrap.dedent(_GIL)] + ([own] if own else []),
+                       capture_output=True, text=True, timeout=240, env=full_env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_the_engine_shortens_the_gil_switch_interval_when_its_first_worker_starts():
+    """A worker needs the GIL for microseconds between kernels, and CPython lets a front end
+    running Python keep it for 5 ms: the first worker sets 1 ms (threads.share_the_gil), unless
+    the program set an interval of its own or NEOMX_ENGINE_GIL_INTERVAL says otherwise (0:
+    the interpreter's)."""
+    assert _gil_child() == [0.005, 0.001]
+    assert _gil_child(env={'NEOMX_ENGINE_GIL_INTERVAL': '250'}) == [0.005, 0.00025]
+    assert _gil_child(env={'NEOMX_ENGINE_GIL_INTERVAL': '0'}) == [0.005, 0.005]
+    assert _gil_child(own='0.002') == [0.002, 0.002]
+
+
 def test_stream_of_is_none_where_operations_run_on_no_stream_of_their_own():
     """``engine.stream_of``: a CPU's operations have no CUDA stream, and the naive engine runs
     every operation on the current stream (a GPU's stream is checked by the gpu tests)."""

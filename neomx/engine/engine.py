@@ -26,7 +26,8 @@ import torch
 
 from ..base import MXNetError, env_int, site_line, user_line, user_site
 from .threads import (INLINE_WORK, LIGHT_WORK, ThreadBudget, end_idle_helpers, float_controls,
-                      front_end_thread, set_float_controls, settle_intra_op_threads)
+                      front_end_thread, set_float_controls, settle_intra_op_threads,
+                      share_the_gil)
 from .var import pending, track
 
 __all__ = ['EngineError', 'ThreadedEngine', 'NaiveEngine', 'NOT_NOW']
@@ -490,6 +491,7 @@ class ThreadedEngine(Engine):
                         self.budget.use_device(ctx)
                         if ctx.device_typeid != 2 and not _local.in_worker:
                             front_end_thread()
+                    share_the_gil()
                     w = Worker(self, ('copy:' if copy else '') + str(ctx), ctx)
                     table[ctx.key] = w
         return w

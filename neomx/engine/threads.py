@@ -22,9 +22,14 @@ parallel kernel ends only when each of its threads has run its share, and a thre
 its share on a core another thread is using first waits for the scheduler to give it one
 (tens of microseconds on an idle machine, 20-30 ms per wake-up on two cores with a load average
 of 15-20, where the RNN of d2l's chapter 6 took 100 s on two threads and 4.6 s on one).
+
+A worker shares the GIL with the thread that pushes to it: once the first worker starts, a
+thread waiting for the GIL takes it after ``GIL_INTERVAL`` (1 ms) instead of CPython's 5 ms
+(``share_the_gil``).
 """
 import ctypes
 import os
+import sys
 import time
 
 import torch
@@ -34,11 +39,16 @@ from ..base import c_function, env_int
 __all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'CONTENDED_WAIT', 'ThreadBudget',
            'LoadProbe', 'run_queue_wait', 'single_threaded', 'cpu_budget', 'local_share',
            'bind_to_local_share', 'end_idle_helpers', 'front_end_thread', 'share_cores',
-           'settle_intra_op_threads', 'float_controls', 'set_float_controls']
+           'settle_intra_op_threads', 'GIL_INTERVAL', 'share_the_gil', 'float_controls',
+           'set_float_controls']
 
 INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
 LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
 PARALLEL_WORK = 1 << 18
+# How long a thread waiting for the GIL lets another keep it (microseconds) once the engine
+# runs workers (``share_the_gil``); CPython's default is 5000. 0 (NEOMX_ENGINE_GIL_INTERVAL=0):
+# the interpreter's, untouched.
+GIL_INTERVAL = env_int('NEOMX_ENGINE_GIL_INTERVAL', default=1000)
 # Mean wait for a core per wake-up (microseconds) above which the cores count as contended;
 # they count as free again below a quarter of it. 0 (NEOMX_ENGINE_CONTENDED_WAIT=0): never.
 CONTENDED_WAIT = env_int('NEOMX_ENGINE_CONTENDED_WAIT', default=1000)
@@ -278,6 +288,26 @@ def settle_intra_op_threads():
     (docs/benchmarks.md). A worker settles its own at its start, for the same reason: its
     count is set per operation (``ThreadBudget.set_for``), which trusts it."""
     torch.get_num_threads()
+
+
+_CPYTHON_SWITCH_INTERVAL = 0.005
+_GIL_SHARED = [False]
+
+
+def share_the_gil():
+    """Shortens the interpreter's GIL switch interval to ``GIL_INTERVAL`` when the engine's
+    first worker starts, unless the program set an interval of its own. A worker needs the GIL
+    for a few microseconds between kernels, and a front end running Python keeps it until it
+    blocks or the interval ends: CPython's 5 ms. The book's RNN from scratch, whose front end
+    pushes some 310 operations after each batch's synchronisation while the worker it woke waits
+    for the GIL, took 0.947x its time per round at 1 ms (15 rounds), the other loops of
+    ``bench_book.py`` 1.00-1.05x (docs/benchmarks.md). A thread waiting for nothing costs
+    nothing: the interval matters only while two threads want the GIL."""
+    if _GIL_SHARED[0]:
+        return
+    _GIL_SHARED[0] = True
+    if GIL_INTERVAL > 0 and sys.getswitchinterval() == _CPYTHON_SWITCH_INTERVAL:
+        sys.setswitchinterval(GIL_INTERVAL / 1e6)
 
 
 # -- the floating-point environment ------------------------------------------------------------
