@@ -1425,9 +1425,8 @@ def test_the_pushing_thread_keeps_one_intra_op_thread_set_before_its_first_kerne
 
 _GIL = r"""
     import json, sys
-    own = sys.argv[1:]
-    if own:
-        sys.setswitchinterval(float(own[0]))    # the program's own, before neomx
+    if OWN:
+        sys.setswitchinterval(OWN)    # the program's own, before neomx
     import neomx as mx
     before = sys.getswitchinterval()
     x = mx.nd.ones((4,))
@@ -1437,14 +1436,11 @@ _GIL = r"""
 """
 
 
-def _gil_child(env=None, own=None):
-    full_env = dict(os.environ)
-    full_env.pop('NEOMX_ENGINE_GIL_INTERVAL', None)
-    full_env.update(env or {})
-    r = subprocess.run([sys.executable, '-c', textwrap.dedent(_GIL)] + ([own] if own else []),
-                       capture_output=True, text=True, timeout=240, env=full_env)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+def _gil_child(interval='', own=None):
+    """[the switch interval before the engine's first worker, after it] in a fresh process with
+    NEOMX_ENGINE_GIL_INTERVAL=``interval`` ('': unset) and the program's own ``own``."""
+    return _run_child(_GIL.replace('OWN', repr(own)),
+                      env={'NEOMX_ENGINE_GIL_INTERVAL': interval})
 
 
 def test_the_engine_shortens_the_gil_switch_interval_when_its_first_worker_starts():
@@ -1453,9 +1449,9 @@ def test_the_engine_shortens_the_gil_switch_interval_when_its_first_worker_start
     the program set an interval of its own or NEOMX_ENGINE_GIL_INTERVAL says otherwise (0:
     the interpreter's)."""
     assert _gil_child() == [0.005, 0.001]
-    assert _gil_child(env={'NEOMX_ENGINE_GIL_INTERVAL': '250'}) == [0.005, 0.00025]
-    assert _gil_child(env={'NEOMX_ENGINE_GIL_INTERVAL': '0'}) == [0.005, 0.005]
-    assert _gil_child(own='0.002') == [0.002, 0.002]
+    assert _gil_child('250') == [0.005, 0.00025]
+    assert _gil_child('0') == [0.005, 0.005]
+    assert _gil_child(own=0.002) == [0.002, 0.002]
 
 
 def test_stream_of_is_none_where_operations_run_on_no_stream_of_their_own():
