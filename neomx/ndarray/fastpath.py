@@ -181,8 +181,11 @@ def _recorded(op, plan, a, b, number, attrs, reads, leaves):
         attrs = {'scalar': float(number)}      # as the general path parses it
     ins = (a,) if b is None else (a, b)
     rec = record_outputs((out._var,), reads, leaves, (op, attrs, ins))
+    # The plan's torch function where it takes the inputs alone (no number), unless the
+    # operator's gradient is MXNet's own (its kernel is then a torch Function): one frame less
+    kernel = plan.kernel if plan.arg is None and op.grad is None else op.kernel
     # skip: this function, call and call's caller (a method, nd.<op>, invoke) are neomx's
-    push(closure(op.kernel, ins, (out,), attrs, rec), reads, (out._var,), a._ctx, op.name,
+    push(closure(kernel, ins, (out,), attrs, rec), reads, (out._var,), a._ctx, op.name,
          work=plan.work, skip=3)
     return out
 

@@ -59,6 +59,7 @@ _EMPTY = {}
 
 is_grad_enabled = torch.is_grad_enabled
 set_grad_enabled = torch._C._set_grad_enabled
+Tensor = torch.Tensor
 
 
 class recording:
@@ -500,11 +501,14 @@ def _run_recorded(fn, inputs, ov, kw, cut):
             ts = [x._var.tensor if x._view is None else x._tensor() for x in inputs]
             if cut is not None:
                 for i in cut:
-                    ts[i] = ts[i].detach()
-            r = fn(*ts, **kw)
+                    t = ts[i]
+                    if t.requires_grad:     # only a tensor in a graph can reach one
+                        ts[i] = t.detach()
+            r = fn(*ts, **kw) if kw else fn(*ts)
         finally:
             set_grad_enabled(prev)
-        ov.tensor = r[0] if isinstance(r, (tuple, list)) else r    # as run_one takes it
+        ov.tensor = r if r.__class__ is Tensor else (
+            r[0] if isinstance(r, (tuple, list)) else r)     # as run_one takes it
     return run_recorded
 
 
