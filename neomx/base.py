@@ -7,8 +7,23 @@ import os
 import sys
 import threading
 
-import numpy as np
-import torch
+# How many times an OpenMP helper thread of torch's kernels spins waiting for the next
+# parallel region before it sleeps: libgomp reads GOMP_SPINCOUNT once, when torch loads it, so
+# it is set here, before torch is imported, unless the program chose a spin count or a wait
+# policy of its own (or imported torch first). libgomp's 300,000 spins (a helper busy about
+# 5 ms after one parallel kernel on the 2-core machine of docs/benchmarks.md) assume its
+# threads own the cores; beside them neomx keeps a front end pushing operations, and an engine
+# worker woken while a helper spins waits for a core. 30,000 (about 1 ms) still bridges the
+# gaps between the kernels of a training step. The book's loops against PyTorch, per round,
+# as a share of their time with libgomp's default: LeNet 0.94x (two runs of 5 and 8 rounds),
+# the MLP 0.92x, softmax regression and the MLP in Gluon 1.02x (one run of 5), the RNN from
+# scratch 0.95-1.02x (five runs of 5 to 20 rounds, median 0.99x; docs/benchmarks.md).
+OMP_SPIN_COUNT = 30000
+if not ({'GOMP_SPINCOUNT', 'OMP_WAIT_POLICY'} & os.environ.keys() or 'torch' in sys.modules):
+    os.environ['GOMP_SPINCOUNT'] = str(OMP_SPIN_COUNT)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 __all__ = ['MXNetError', 'NotSupportedForSparseNDArray', 'NotImplementedForSymbol',
            'numeric_types', 'integer_types', 'string_types', 'dtype_np', 'dtype_torch',

@@ -43,9 +43,14 @@ def _until(cond, timeout=20.0):
 
 def _run_child(code, env=None, timeout=240):
     """Runs ``code`` in a fresh Python with neomx; returns the JSON it prints last. The child
-    ends in a normal interpreter shutdown, so a worker thread still busy then would show."""
+    ends in a normal interpreter shutdown, so a worker thread still busy then would show.
+    ``env``: variables to set in the child's environment (None: to remove)."""
     full_env = dict(os.environ)
-    full_env.update(env or {})
+    for k, v in (env or {}).items():
+        if v is None:
+            full_env.pop(k, None)
+        else:
+            full_env[k] = v
     r = subprocess.run([sys.executable, '-c', textwrap.dedent(code)],
                        capture_output=True, text=True, timeout=timeout, env=full_env)
     assert r.returncode == 0, 'child failed (rc %d):\n%s\n%s' % (r.returncode, r.stdout[-3000:],
@@ -1452,6 +1457,26 @@ def test_the_engine_shortens_the_gil_switch_interval_when_its_first_worker_start
     assert _gil_child('250') == [0.005, 0.00025]
     assert _gil_child('0') == [0.005, 0.005]
     assert _gil_child(own=0.002) == [0.002, 0.002]
+
+
+def _spin_count_child(env, torch_first=False):
+    """GOMP_SPINCOUNT in a fresh process, after it imported neomx (torch before it with
+    ``torch_first``), whose environment had ``env``'s GOMP_SPINCOUNT and OMP_WAIT_POLICY."""
+    code = 'import json, os\n%simport neomx\nprint(json.dumps(os.environ.get("GOMP_SPINCOUNT")))'
+    return _run_child(code % ('import torch\n' if torch_first else ''),
+                      env=dict({'GOMP_SPINCOUNT': None, 'OMP_WAIT_POLICY': None}, **env))
+
+
+def test_openmp_helpers_spin_briefly_unless_the_program_chose_how_they_wait():
+    """libgomp's helper threads spin 300,000 times between parallel regions, as if they owned
+    the cores; neomx's front end and worker need one too. Importing neomx sets 30,000
+    (base.OMP_SPIN_COUNT) before torch loads libgomp, unless the program set a spin count or a
+    wait policy, or imported torch first (too late: libgomp has read its environment)."""
+    from neomx.base import OMP_SPIN_COUNT
+    assert _spin_count_child({}) == str(OMP_SPIN_COUNT) == '30000'
+    assert _spin_count_child({'GOMP_SPINCOUNT': '1000'}) == '1000'
+    assert _spin_count_child({'OMP_WAIT_POLICY': 'passive'}) is None
+    assert _spin_count_child({}, torch_first=True) is None
 
 
 def test_stream_of_is_none_where_operations_run_on_no_stream_of_their_own():
