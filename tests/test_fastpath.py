@@ -322,3 +322,28 @@ def test_in_place_arithmetic_writes_into_its_array(monkeypatch):
     want /= 4
     assert i.asnumpy().tolist() == [3, 4] and len(calls) == 4
     np.testing.assert_allclose(x.asnumpy(), want, rtol=1e-6)
+
+
+def test_numpy_numbers_take_the_fast_path_as_python_numbers(monkeypatch):
+    # theta / norm after norm's asscalar is a NumPy float32: the book's gradient clipping
+    # (g[:] *= theta / norm) writes into the gradient as g[:] *= 0.5 does, and x * np.int64(3)
+    # plans as x * 3
+    from neomx.ndarray import run
+    calls = []
+    real = run.run_out
+    monkeypatch.setattr(fastpath, 'run_out', lambda *a: calls.append(a[0]) or real(*a))
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    g = nd.array(a)
+    storage = g._var
+    s = nd.array([4.0]).sqrt().asscalar()
+    assert type(s) is np.float32
+    g[:] *= 1.0 / s
+    g += np.float64(1)
+    np.testing.assert_array_equal(g.asnumpy(), a * np.float32(0.5) + 1)
+    assert g._var is storage and len(calls) == 2
+    y = g * np.int64(3)
+    assert (registry.get('_mul_scalar'), 3, (2, 3), 'float32') in fastpath._PLANS
+    np.testing.assert_array_equal(y.asnumpy(), (a * np.float32(0.5) + 1) * 3)
+    i = nd.array([7, 8], dtype='int32')
+    assert (i * np.float32(2.7)).asnumpy().tolist() == [14, 16]   # truncated, as with 2.7
+    assert (np.float32(2) * g).asnumpy().tolist() == (g * 2).asnumpy().tolist()

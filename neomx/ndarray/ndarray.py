@@ -35,6 +35,9 @@ __all__ = ['NDArray', 'Storage', 'invoke', 'push_write', 'from_tensor', 'empty_l
            'waitall', 'rng_var']
 
 _REAL = (int, float, np.integer, np.floating, bool, np.bool_)
+# NumPy's number classes (``asscalar`` returns one): with an array they take the fast path as
+# the Python number of their value, as the general path takes them (``float(other)``)
+_NP_NUMBERS = frozenset(np.dtype(c).type for c in 'efdbhilqBHILQ')
 
 # Names MXNet code imports from this module. The storage type ids are MXNet's, as they appear
 # in symbol attributes such as __storage_type__ (sparse types: see nd.sparse).
@@ -529,6 +532,10 @@ def _arith(array_name, scalar_name):
             out = _fast_call(array_op, self, other)
             if out is not None:
                 return out
+        elif cls in _NP_NUMBERS:
+            out = _fast_call(scalar_op, self, None, other.item())
+            if out is not None:
+                return out
         return _binary(self, other, array_name, scalar_name)
     return method
 
@@ -1017,6 +1024,10 @@ def _inplace(self, other, array_op, scalar_op):
             return out
     elif cls is NDArray and self.__class__ is NDArray:
         out = _fast_call(registry.get(array_op), self, other, out=self)
+        if out is not None:
+            return out
+    elif cls in _NP_NUMBERS:        # ``g[:] *= theta / norm`` after norm's asscalar
+        out = _fast_call(registry.get(scalar_op), self, None, other.item(), out=self)
         if out is not None:
             return out
     if isinstance(other, NDArray):
