@@ -20,6 +20,8 @@ from .. import engine as _engine
 from ..base import MXNetError, dtype_torch, mode, numeric_types
 from ..ops import registry
 from ..ops.registry import Any, register
+from . import ndarray as _ndarray
+from .creation import array
 from .ndarray import NDArray, _check_writable, _make, invoke
 
 __all__ = ['getitem', 'setitem', 'is_contiguous_key']
@@ -139,7 +141,6 @@ class _Slot:
 
 
 def _split_key(x, key):
-    from .creation import array
     arrays = []
 
     def conv(k):
@@ -212,7 +213,6 @@ register('_advanced_getitem', inputs=('data', '*index'), attrs={'key': Any()},
 
 def setitem(x, key, value):
     _check_writable(x, None, (value,) if isinstance(value, NDArray) else ())
-    from .creation import array
     reads = []
     if isinstance(value, NDArray):
         if value._ctx != x._ctx:
@@ -313,3 +313,7 @@ def _check_shape(x, key, arrays, value):
         raise MXNetError("__setitem__: cannot assign a value of shape %s to index %r of an array "
                          "of shape %s (the selection has shape %s)"
                          % (value._shape, key, x._shape, target))
+
+
+_ndarray._getitem = getitem        # x[key] and x[key] = value call them
+_ndarray._setitem = setitem

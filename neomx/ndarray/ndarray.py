@@ -914,12 +914,10 @@ class NDArray:
         return is_contiguous_key(slc_key, shape)
 
     def __getitem__(self, key):
-        from .indexing import getitem
-        return getitem(self, key)
+        return _getitem(self, key)
 
     def __setitem__(self, key, value):
-        from .indexing import setitem
-        setitem(self, key, value)
+        _setitem(self, key, value)
 
     # --- autograd: attach_grad and backward are added by neomx.autograd, the layer above ---
 
@@ -1080,6 +1078,19 @@ def _fast_call(op, a, b=None, number=None, attrs=_EMPTY, where=None, out=None):
     """The fast path of tiny operations, ``fastpath.call``, which installs itself here when
     it is imported (it builds on this module); None (not taken) until then."""
     return None
+
+
+def _getitem(x, key):
+    """``x[key]``: ``indexing.getitem``, which installs itself here when it is imported (it
+    builds on this module; an import in ``__getitem__`` cost a microsecond a call)."""
+    from .indexing import getitem
+    return getitem(x, key)
+
+
+def _setitem(x, key, value):
+    """``x[key] = value``: ``indexing.setitem``, installed here as ``_getitem``."""
+    from .indexing import setitem
+    setitem(x, key, value)
 
 
 def __getattr__(name):
