@@ -25,8 +25,8 @@ from collections import deque
 import torch
 
 from ..base import MXNetError, env_int, site_line, user_line, user_site
-from .threads import (INLINE_WORK, LIGHT_WORK, ThreadBudget, end_idle_helpers, float_controls,
-                      front_end_thread, set_float_controls, settle_intra_op_threads,
+from .threads import (INLINE_WORK, LIGHT_WORK, PARALLEL_WORK, ThreadBudget, end_idle_helpers,
+                      float_controls, front_end_thread, set_float_controls, settle_intra_op_threads,
                       share_the_gil)
 from .var import pending, track
 
@@ -380,7 +380,9 @@ class Worker:
         try:
             # 0 while no compute worker has set the budget (copies into a device nothing has
             # computed on yet): leave torch's setting alone.
-            self.threads = engine.budget.set_for(work, self.threads)
+            if work is None or work >= PARALLEL_WORK or self.threads != 1:
+                # (a small kernel runs on one thread, ThreadBudget.for_work: already set)
+                self.threads = engine.budget.set_for(work, self.threads)
             if deps is not None:
                 for dep, s in deps:
                     self.order_after(dep, s)
@@ -632,7 +634,8 @@ class NaiveEngine(Engine):
             self._seen.add(ctx)
             if not copy:
                 self.budget.use_device(ctx)
-        self._threads = self.budget.set_for(work, self._threads)
+        if work is None or work >= PARALLEL_WORK or self._threads != 1:
+            self._threads = self.budget.set_for(work, self._threads)
         # Operations run with grad mode off unless they record, as on a worker thread.
         grad_was = torch.is_grad_enabled()
         torch._C._set_grad_enabled(False)

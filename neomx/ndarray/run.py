@@ -10,7 +10,7 @@ closure is built here, from these pieces:
 - ``recording``: the one grad-mode switch. The engine runs operations with torch's grad mode
   off; a recorded one turns it on before it cuts its inputs' views and off once its results
   are stored, so that torch records the graph, casts and copies included (the commonest
-  recorded operation, ``_run_recorded``, does the same inline: a frame less per operation);
+  recorded operation, ``recorded_op``, does the same inline: a frame less per operation);
 - storing results: a new array takes its tensor (a copy where the kernel may return a view of
   an input: MXNet's operators never do), an ``out=`` target is written in place, an integer
   result keeps its float result as its shadow, and a gradient goes into its buffer as its
@@ -44,7 +44,7 @@ from ..base import dtype_torch
 from ..engine import NOT_NOW, push, run_now
 from ..ops.layout import dense, is_channels_last, is_dense, row_major
 
-__all__ = ['INTEGERS', 'tensors', 'recording', 'closure', 'plain', 'record_outputs',
+__all__ = ['INTEGERS', 'tensors', 'recording', 'closure', 'recorded_op', 'plain', 'record_outputs',
            'merge_leaves', 'shadowed', 'RELEASED', 'release', 'reaches_released',
            'shadow_tensor', 'integer_gradient', 'leaf', 'store_into', 'store_gradient', 'own',
            'Kept', 'register_storage_types']
@@ -335,8 +335,8 @@ def merge_leaves(vars_):
         if lv:
             if leaves is None or leaves is lv:
                 leaves = lv
-            else:
-                leaves = leaves | lv
+            elif not lv <= leaves:      # a new set only for new leaves
+                leaves = lv if leaves <= lv else leaves | lv
     return leaves
 
 
@@ -432,7 +432,7 @@ def closure(fn, inputs, outs, kw=_EMPTY, rec=False, view=False, params=(), into=
             if len(inputs) == 1 and not rec:
                 return _run1(fn, inputs[0], ov, kw)
             if rec:
-                return _run_recorded(fn, inputs, ov, kw, None if rec is True else rec)
+                return recorded_op(fn, inputs, ov, kw, None if rec is True else rec)
         return _run_one(fn, inputs, ov, kw, rec, view, params, casts)
     return _run_n(fn, inputs, [o._var for o in outs], kw, rec, view, params, casts)
 
@@ -490,26 +490,38 @@ def _run1(fn, x, ov, kw):
     return run1
 
 
+def recorded_op(fn, inputs, ov, kw, cut):
+    """``closure(fn, inputs, outs, kw, rec)`` of the commonest recorded operation: every input
+    present, one result (its Storage ``ov``), no params, views kept, casts or shadows; ``cut``:
+    the inputs outside the graph (``rec`` unless it is True), or None. The fast path, which
+    knows its operations are such, builds them here without ``closure``'s tests."""
+    # A partial of a module function, not an inner function: made in C, without a frame of
+    # its own (some 300 of these a batch of the book's RNN)
+    return partial(_run_recorded, fn, inputs, ov, kw, cut)
+
+
 def _run_recorded(fn, inputs, ov, kw, cut):
-    # _compute() and tensors() of the commonest recorded operation (a result of arrays all
-    # present, no views kept, no casts) in one frame: 2.4 us of a recorded ``x + y``'s 6.6
-    # (NaiveEngine) went to the frames. ``cut``: the inputs outside the graph, or None.
-    def run_recorded():
-        prev = is_grad_enabled()
-        set_grad_enabled(True)      # recording(), inlined
-        try:
+    # _compute() and tensors() in one frame: 2.4 us of a recorded ``x + y``'s 6.6
+    # (NaiveEngine) went to the frames.
+    prev = is_grad_enabled()
+    set_grad_enabled(True)      # recording(), inlined
+    try:
+        if len(inputs) == 2:    # a binary operator's, without a comprehension's frame
+            x, y = inputs
+            ts = [x._var.tensor if x._view is None else x._tensor(),
+                  y._var.tensor if y._view is None else y._tensor()]
+        else:
             ts = [x._var.tensor if x._view is None else x._tensor() for x in inputs]
-            if cut is not None:
-                for i in cut:
-                    t = ts[i]
-                    if t.requires_grad:     # only a tensor in a graph can reach one
-                        ts[i] = t.detach()
-            r = fn(*ts, **kw) if kw else fn(*ts)
-        finally:
-            set_grad_enabled(prev)
-        ov.tensor = r if r.__class__ is Tensor else (
-            r[0] if isinstance(r, (tuple, list)) else r)     # as run_one takes it
-    return run_recorded
+        if cut is not None:
+            for i in cut:
+                t = ts[i]
+                if t.requires_grad:     # only a tensor in a graph can reach one
+                    ts[i] = t.detach()
+        r = fn(*ts, **kw) if kw else fn(*ts)
+    finally:
+        set_grad_enabled(prev)
+    ov.tensor = r if r.__class__ is Tensor else (
+        r[0] if isinstance(r, (tuple, list)) else r)     # as run_one takes it
 
 
 def _run_one(fn, inputs, ov, kw, rec, view, params, casts):
