@@ -44,7 +44,7 @@ __all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'CONTENDED_WAIT', 'Thre
 
 INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
 LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
-PARALLEL_WORK = 1 << 18
+PARALLEL_WORK = env_int('NEOMX_ENGINE_PARALLEL_WORK', default=1 << 18)
 # How long a thread waiting for the GIL lets another keep it (microseconds) once the engine
 # runs workers (``share_the_gil``); CPython's default is 5000. 0 (NEOMX_ENGINE_GIL_INTERVAL=0):
 # the interpreter's, untouched.

@@ -522,8 +522,8 @@ def _check_all_np(out):
 
 
 def _input_kinds(args):
-    """(has a Symbol, has an NDArray, set of contexts, first context) of nested ``args``."""
-    from ..symbol import Symbol
+    """(has a Symbol, has an NDArray, set of contexts, first context) of nested ``args``.
+    (``Symbol``: imported at the end of this module.)"""
     has_sym = has_nd = False
     ctxs = set()
     first = None
