@@ -347,3 +347,30 @@ def test_numpy_numbers_take_the_fast_path_as_python_numbers(monkeypatch):
     i = nd.array([7, 8], dtype='int32')
     assert (i * np.float32(2.7)).asnumpy().tolist() == [14, 16]   # truncated, as with 2.7
     assert (np.float32(2) * g).asnumpy().tolist() == (g * 2).asnumpy().tolist()
+
+
+def test_a_dot_of_two_matrices_plans_torch_mm_and_differentiates():
+    # on_floats_for: a kernel with attributes names the torch function for the attributes and
+    # shapes it is called with (dot without transposes: torch.mm), which then takes the tensors
+    # alone; transposed or N-d dots keep the operator's kernel
+    dot = registry.get('dot')
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+    x, wx = nd.array(a), nd.array(w)
+    wx.attach_grad()
+    with mx.autograd.record():
+        y = nd.dot(x, wx)
+        z = nd.dot(x.T, wx, transpose_a=True)
+        loss = (y * z).sum()
+    loss.backward()
+    np.testing.assert_allclose(y.asnumpy(), a @ w, rtol=1e-6)
+    np.testing.assert_allclose(z.asnumpy(), a @ w, rtol=1e-6)
+    np.testing.assert_allclose(wx.grad.asnumpy(), 2 * a.T @ (a @ w), rtol=1e-5)
+    plans = _plans_of('dot')
+    kernels = {k[1:3]: p.kernel for k, p in plans.items()}
+    assert kernels[((False, False, 'None'), (2, 3))] is torch.mm
+    assert kernels[((True, False, 'None'), (3, 2))] is dot.kernel
+    v = nd.dot(nd.array(a[0]), nd.array(w))          # a vector: the operator's kernel
+    np.testing.assert_allclose(v.asnumpy(), a[0] @ w, rtol=1e-6)
+    assert _plans_of('dot')[(dot, (False, False, 'None'), (3,), 'float32', (3, 4),
+                             'float32')].kernel is dot.kernel

@@ -129,7 +129,9 @@ def call(op, a, b=None, number=None, attrs=_EMPTY, where=None, out=None):
     if leaves:
         return _recorded(op, plan, a, b, number, attrs, reads, leaves)
     out = _output(a, plan)
-    plain(plan.kernel, plan.arg, attrs, a, b, out._var, a._ctx, plan.work, op.name)
+    kernel = plan.kernel
+    plain(kernel, plan.arg, attrs if kernel is op.kernel else _EMPTY, a, b, out._var, a._ctx,
+          plan.work, op.name)
     return out
 
 
@@ -202,10 +204,15 @@ def _recorded(op, plan, a, b, number, attrs, reads, leaves):
     rec = record_outputs((ov,), reads, leaves, (op, attrs, ins))
     # The plan's torch function where it takes the inputs alone (no number), unless the
     # operator's gradient is MXNet's own (its kernel is then a torch Function): one frame less
-    kernel = plan.kernel if plan.arg is None and op.grad is None else op.kernel
+    kernel = op.kernel
+    kw = attrs
+    if plan.arg is None and op.grad is None:
+        kernel = plan.kernel
+        if kernel is not op.kernel:
+            kw = _EMPTY     # on_floats: the tensors alone
     # The engine's push without the module's wrapper (a frame); skip: this function, call and
     # call's caller (a method, nd.<op>, invoke) are neomx's
-    _engines._engine.push(recorded_op(kernel, ins, ov, attrs, None if rec is True else rec),
+    _engines._engine.push(recorded_op(kernel, ins, ov, kw, None if rec is True else rec),
                           reads, (ov,), a._ctx, op.name, work=plan.work, skip=3)
     return out
 
@@ -246,6 +253,8 @@ def _plan(op, a, b, number, attrs, where):
             arg = float(number)
     elif on_floats is not None and floats and not attrs:
         kernel = on_floats
+    elif floats and hasattr(kernel, 'on_floats_for'):
+        kernel = kernel.on_floats_for(attrs, shapes) or kernel
     return Plan(oshape, odtype, _UNKNOWN_WORK if work is None else work, kernel, arg)
 
 

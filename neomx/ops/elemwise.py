@@ -128,7 +128,9 @@ _COMPARE = {
 # ``kernel.on_floats``: the torch function a kernel calls when its inputs are floating point
 # (where the kernel adds nothing to it), taking the input tensors, and a scalar operand as a
 # 0-dim tensor of their dtype, positionally. The fast path of tiny operations
-# (``ndarray.fastpath``) calls it and saves a Python frame.
+# (``ndarray.fastpath``) calls it and saves a Python frame. A kernel with attributes may have
+# ``kernel.on_floats_for(attrs, shapes)`` instead: that torch function for those attributes
+# and input shapes (taking the input tensors alone), or None (``linalg``'s dot: torch.mm).
 
 
 # MXNet's elementwise maximum and minimum hand the whole gradient to one side: to lhs where
