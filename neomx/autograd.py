@@ -170,14 +170,14 @@ def _heads(heads, head_grads):
 def _graph(heads):
     """The Storages of the recorded results that ``heads`` were computed from (the heads'
     own included). Raises when one of them was released by an earlier backward pass."""
-    seen = set()
+    seen = set()        # Storages hash by identity
     stack = [h._var for h in heads]
     nodes = []
     while stack:
         v = stack.pop()
-        if id(v) in seen:
+        if v in seen:
             continue
-        seen.add(id(v))
+        seen.add(v)
         p = v.parents
         if p is None:
             continue
@@ -198,7 +198,8 @@ def _release(nodes):
     output a loss was computed from): MXNet frees an operation's node, all its outputs with it,
     so a state carried into the next batch is a constant there."""
     siblings = [s() for v in nodes if v.siblings is not None for s in v.siblings]
-    nodes = list({id(v): v for v in nodes + [s for s in siblings if s is not None]}.values())
+    if siblings:
+        nodes = list(dict.fromkeys(nodes + [s for s in siblings if s is not None]))
     release(nodes)
 
     def detach():
