@@ -1088,29 +1088,6 @@ def test_intra_op_threads_split_between_cpu_devices(cores):
     assert _probe_threads(naive, mx.cpu(0)) == 9
 
 
-def test_elementwise_kernels_aten_splits_get_the_devices_threads(cores):
-    """Below PARALLEL_WORK a kernel runs on one thread (a batch-1 matrix product is slower on
-    two), but an elementwise operator whose output reaches ATen's grain size, which ATen
-    splits across the threads, counts as PARALLEL_WORK: the RNN's dot(H, W_hq) + b_q on
-    (32, 1027) runs on the device's threads, a (32, 256) one and a batch-1 dot on one."""
-    from neomx.ops import registry
-    cores(4)
-    add, dot = registry.get('broadcast_add'), registry.get('dot')
-    big = add.work({}, [(32, 1027), (1027,)], [(32, 1027)])
-    small = add.work({}, [(32, 256), (256,)], [(32, 256)])
-    matvec = dot.work(dot.parse_attrs({}), [(1, 512), (512, 256)], [(1, 256)])
-    assert big == engine_threads.PARALLEL_WORK
-    assert small == 32 * 256 * 2 + 256 and matvec == 512 * 256
-    eng = ThreadedEngine()
-    seen = []
-    for work in (big, small, matvec, None):
-        v = Var()
-        eng.push(lambda: seen.append(torch.get_num_threads()), [], [v], mx.cpu(0), 'probe',
-                 work=work)
-        eng.wait_for_var(v)
-    assert seen == [4, 1, 1, 4]
-
-
 def test_intra_op_threads_leave_data_loading_processes_the_cores_they_take(cores):
     """While DataLoader worker processes make batches (threads.share_cores), the kernels leave
     them the cores they take, rounded, up to half the cores."""

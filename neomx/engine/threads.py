@@ -15,9 +15,7 @@ operator's ``cost=`` rule, else elements) is run:
   ``NEOMX_ENGINE_LIGHT_WORK`` changes it;
 - below ``PARALLEL_WORK`` the kernel runs on one intra-op thread: waking intra-op threads costs
   more than they would share (a batch-1 matrix-vector product runs slower on two threads than
-  on one). An elementwise operator whose output reaches ATen's grain size (``ATEN_GRAIN``),
-  which ATen splits across the threads, counts as ``PARALLEL_WORK`` at least
-  (``ops.registry.Op.work``). ``NEOMX_ENGINE_PARALLEL_WORK`` changes it.
+  on one). ``NEOMX_ENGINE_PARALLEL_WORK`` changes it.
 
 Every operation runs on one intra-op thread while the cores are contended (``LoadProbe``): a
 parallel kernel ends only when each of its threads has run its share, and a thread woken for
@@ -38,16 +36,13 @@ import torch
 
 from ..base import c_function, env_int
 
-__all__ = ['ATEN_GRAIN', 'INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'CONTENDED_WAIT', 'ThreadBudget',
+__all__ = ['INLINE_WORK', 'LIGHT_WORK', 'PARALLEL_WORK', 'CONTENDED_WAIT', 'ThreadBudget',
            'LoadProbe', 'run_queue_wait', 'single_threaded', 'cpu_budget', 'local_share',
            'bind_to_local_share', 'end_idle_helpers', 'front_end_thread', 'share_cores',
            'settle_intra_op_threads', 'GIL_INTERVAL', 'share_the_gil', 'float_controls',
            'set_float_controls']
 
-# ATen's grain size: an elementwise kernel with fewer outputs runs on one thread whatever the
-# intra-op setting; one with as many or more is split across the intra-op threads.
-ATEN_GRAIN = 1 << 15
-INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=ATEN_GRAIN)
+INLINE_WORK = env_int('NEOMX_ENGINE_INLINE_WORK', default=1 << 15)
 LIGHT_WORK = env_int('NEOMX_ENGINE_LIGHT_WORK', default=1 << 18)
 PARALLEL_WORK = env_int('NEOMX_ENGINE_PARALLEL_WORK', default=1 << 18)
 # How long a thread waiting for the GIL lets another keep it (microseconds) once the engine

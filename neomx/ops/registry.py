@@ -18,7 +18,6 @@ from math import prod
 import torch
 
 from ..base import MXNetError, dtype_name, dtype_torch
-from ..engine.threads import ATEN_GRAIN, PARALLEL_WORK
 
 __all__ = ['Op', 'register', 'get', 'exists', 'all_ops', 'REQUIRED', 'Attr', 'Int', 'Float',
            'Bool', 'Str', 'Enum', 'Shape', 'IntOrNone', 'FloatOrNone', 'DType', 'Axis', 'Any',
@@ -361,10 +360,7 @@ class Op:
         """An estimate of the operation's work for the engine (which decides from it whether
         to wake a worker and how many threads to give the kernel): multiply-adds for operators
         with a cost rule, elements touched for the others, None (large) for heavy operators
-        without one. An operator of the others whose output reaches ATen's grain size, which
-        ATen splits across the intra-op threads, counts as ``PARALLEL_WORK`` at least: held to
-        one thread, as the engine holds work below it, it ran slower (the book's RNN: its
-        per-step ``dot(H, W_hq) + b_q`` on (32, 1027) and one-hot inputs, 70 a batch)."""
+        without one."""
         if self.cost is not None:
             return self.cost(attrs, shapes, out_shapes)
         if self.heavy:
@@ -373,12 +369,8 @@ class Op:
         for s in shapes:
             if s is not None:
                 n += prod(s)
-        out = 0
         for s in out_shapes:
-            out += prod(s)
-        n += out
-        if out >= ATEN_GRAIN and n < PARALLEL_WORK:
-            return PARALLEL_WORK
+            n += prod(s)
         return n
 
     # -- shape and dtype inference --
