@@ -25,8 +25,8 @@ change here must keep ``tests/test_ops_elemwise.py``'s "same bits on every call"
 """
 import torch
 
-from ..base import dtype_torch, mode, user_line
 from .. import engine as _engines
+from ..base import dtype_torch, mode, user_line
 from ..engine import push
 from ..ops import amp as _amp
 from ..ops.elemwise import scalar_tensor
