@@ -291,14 +291,21 @@ def test_a_queued_recorded_operation_that_fails_names_the_users_line(monkeypatch
         nd.waitall()            # reported once more, by the next waitall, as every failure
 
 
-def test_in_place_arithmetic_writes_into_its_array(monkeypatch):
-    # x += y, x *= 2 on floats: torch's function writes the result into the array (out=),
-    # a view included; an input sharing the array's storage otherwise than wholly takes a
-    # result first (numpy's semantics for overlapping operands)
+def _spy_on_run_out(monkeypatch):
+    """The kernels the fast path writes into an existing array with (run.run_out), as they
+    are called."""
     from neomx.ndarray import run
     calls = []
     real = run.run_out
     monkeypatch.setattr(fastpath, 'run_out', lambda *a: calls.append(a[0]) or real(*a))
+    return calls
+
+
+def test_in_place_arithmetic_writes_into_its_array(monkeypatch):
+    # x += y, x *= 2 on floats: torch's function writes the result into the array (out=),
+    # a view included; an input sharing the array's storage otherwise than wholly takes a
+    # result first (numpy's semantics for overlapping operands)
+    calls = _spy_on_run_out(monkeypatch)
     a = np.arange(24, dtype=np.float32).reshape(4, 6)
     x = nd.array(a)
     storage = x._var
@@ -328,10 +335,7 @@ def test_numpy_numbers_take_the_fast_path_as_python_numbers(monkeypatch):
     # theta / norm after norm's asscalar is a NumPy float32: the book's gradient clipping
     # (g[:] *= theta / norm) writes into the gradient as g[:] *= 0.5 does, and x * np.int64(3)
     # plans as x * 3
-    from neomx.ndarray import run
-    calls = []
-    real = run.run_out
-    monkeypatch.setattr(fastpath, 'run_out', lambda *a: calls.append(a[0]) or real(*a))
+    calls = _spy_on_run_out(monkeypatch)
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     g = nd.array(a)
     storage = g._var
