@@ -98,7 +98,8 @@ class ThreadBudget:
         """The intra-op threads for an operation of size ``work`` (None: large); 0 while no
         CPU device is in use (leave torch's setting alone). While data loading processes work
         beside the devices (``share_cores``), the kernels leave them the cores they take,
-        rounded, up to half of them."""
+        counting a core once they fill a quarter of it (``SHARED_CORE``), up to half of
+        them."""
         if work is not None and work < PARALLEL_WORK:
             return 1
         n = self.intra_op_threads
@@ -106,7 +107,7 @@ class ThreadBudget:
             return n
         if self.contended:
             return 1
-        taken = int(_SHARED[0] + 0.5)
+        taken = int(_SHARED[0] + 1 - SHARED_CORE)
         return n - min(taken, n // 2) if taken else n
 
     def set_for(self, work, current):
@@ -127,17 +128,25 @@ class ThreadBudget:
 
 
 _SHARED = [0.0]  # cores taken by data loading processes beside this process's devices (share_cores)
+# The share of a core that data loading processes must fill for the kernels to leave them the
+# core (``share_cores``). Their fill is what they got, not what they wanted: a parallel kernel
+# whose helper spins on the core they need starves them, their fill drops, and at a half the
+# count held itself there (the MLP from scratch of bench_book.py on two AMD EPYC cores: its
+# loaders filled 0.4 of a core beside two-thread kernels, 0.6 beside one-thread ones, and a
+# run took 1.7-1.9 s on two threads against 1.2-1.4 s on one, at random).
+SHARED_CORE = 0.25
 
 
 def share_cores(cores):
     """Counts ``cores`` more (fewer, when negative) of the cores as taken by a DataLoader's
-    worker processes in a pass: the kernels leave them as many cores, rounded, up to half the
-    cores (``ThreadBudget.for_work``). A loader counts a core per process at a pass's start,
-    while they make its first batches together, then the cores their CPU time fills. On two
-    cores, the book's Fashion-MNIST loops (a DataLoader of 4 processes, a batch in 3-4 ms)
-    ran 1.1-1.6x faster with their kernels on one thread than on two, whose helper threads
-    spin-wait between parallel kernels on the core a loader process wanted; LeNet, whose
-    processes fill a tenth of a core, runs faster on two (docs/benchmarks.md)."""
+    worker processes in a pass: the kernels leave them as many cores, each counted once they
+    fill a quarter of it (``SHARED_CORE``), up to half the cores (``ThreadBudget.for_work``).
+    A loader counts a core per process at a pass's start, while they make its first batches
+    together, then the cores their CPU time fills. On two cores, the book's Fashion-MNIST loops
+    (a DataLoader of 4 processes, a batch in 3-4 ms) ran 1.1-1.6x faster with their kernels on
+    one thread than on two, whose helper threads spin-wait between parallel kernels on the core
+    a loader process wanted; LeNet, whose processes fill a tenth to a fifth of a core, runs
+    faster on two (docs/benchmarks.md)."""
     _SHARED[0] = max(0.0, _SHARED[0] + cores)
 
 
