@@ -17,7 +17,10 @@ import threading
 # gaps between the kernels of a training step. The book's loops against PyTorch, per round,
 # as a share of their time with libgomp's default: LeNet 0.94x (two runs of 5 and 8 rounds),
 # the MLP 0.92x, softmax regression and the MLP in Gluon 1.02x (one run of 5), the RNN from
-# scratch 0.95-1.02x (five runs of 5 to 20 rounds, median 0.99x; docs/benchmarks.md).
+# scratch 0.95-1.02x (five runs of 5 to 20 rounds, median 0.99x; docs/benchmarks.md). Longer
+# spins trade one loop for another: on two AMD EPYC cores, 100,000-300,000 took the RNN 0.95-0.98x
+# its time, whose front end idles while the worker computes, and LeNet 1.01-1.07x, whose front
+# end pushes beside the worker's parallel kernels.
 OMP_SPIN_COUNT = 30000
 if not ({'GOMP_SPINCOUNT', 'OMP_WAIT_POLICY'} & os.environ.keys() or 'torch' in sys.modules):
     os.environ['GOMP_SPINCOUNT'] = str(OMP_SPIN_COUNT)
